@@ -1,0 +1,115 @@
+"""The Crammer-Singer multiclass SVM (ISVM 5.2 / F.1; identical to MProt 4 with one prototype per
+class) and the margin- and slack-rescaled variants of Tsochantaridis et al. (ISVM Table 1).
+
+Primal, with a cost matrix Delta (L x L, zero diagonal; Delta = 1 - I is plain Crammer-Singer):
+
+    minimise 1/2 ||w||^2 + C sum_i xi_i,    xi_i >= 0,  and for all j != y_i
+      margin rescaling:  f_{y_i}(x_i) - f_j(x_i) >= Delta(y_i, j) - xi_i
+      slack rescaling:   f_{y_i}(x_i) - f_j(x_i) >= 1 - xi_i / Delta(y_i, j)
+
+MProt (4) writes the same problem with theta_i = max_{r != y_i} f_r(x_i); ISVM (F.1) includes the
+constraint j = y_i, which only restates xi_i >= 0.
+
+Dual, derived from it (alpha_ij >= 0 on the pairwise constraints; stationarity in xi_i gives the
+per-pattern simplex constraint of ISVM F.3-F.4 / MProt 6):
+
+    margin: maximise sum_ij Delta(y_i, j) alpha_ij - 1/2 tr(B^T K B),  sum_j alpha_ij <= C
+    slack:  maximise sum_ij alpha_ij - 1/2 tr(B^T K B),  sum_j alpha_ij / Delta(y_i, j) <= C
+    with alpha_ij >= 0, alpha_{i y_i} = 0 and B_ik = I(k = y_i) sum_j alpha_ij - alpha_ik.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msvm.reference.pairwise import difference_coef, differences, negatives
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+
+NAME = "crammer_singer"
+RESCALINGS = ("margin", "slack")
+
+
+def check_cost(p: Problem, cost, rescaling: str) -> np.ndarray:
+    """The cost matrix Delta, validated (default 1 - I)."""
+    if rescaling not in RESCALINGS:
+        raise ValueError(f"rescaling must be one of {RESCALINGS}, got {rescaling!r}.")
+    L = p.n_classes
+    if cost is None:
+        return 1.0 - np.eye(L)
+    Delta = np.asarray(cost, dtype=float)
+    if Delta.shape != (L, L) or not np.all(np.isfinite(Delta)):
+        raise ValueError(f"cost must be a finite {L} x {L} matrix, got shape {Delta.shape}.")
+    off = ~np.eye(L, dtype=bool)
+    if np.any(Delta[off] < 0) or (rescaling == "slack" and np.any(Delta[off] <= 0)):
+        raise ValueError("cost must be >= 0 off the diagonal (> 0 for slack rescaling).")
+    return Delta
+
+
+def primal(
+    p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
+) -> Solution:
+    """ISVM (F.1) / MProt (4); with ``cost`` the Table 1 margin- or slack-rescaled problem."""
+    import cvxpy as cp
+
+    Delta = check_cost(p, cost, rescaling)
+    L = p.n_classes
+    rows, cols = np.nonzero(negatives(p.y_index, L))
+    delta = Delta[p.y_index[rows], cols]
+    W = cp.Variable((p.R.shape[1], L))
+    xi = cp.Variable(p.n_samples)
+    gap = differences(p.R @ W, p.y_index, rows, cols)
+    if rescaling == "margin":
+        pairwise = gap >= delta - xi[rows]
+    else:
+        pairwise = gap >= 1 - cp.multiply(1.0 / delta, xi[rows])
+    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum(xi))
+    problem, elapsed = solve(objective, [xi >= 0, pairwise], solver)
+    alpha = np.zeros((p.n_samples, L))
+    alpha[rows, cols] = pairwise.dual_value
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value,
+        coef=p.coef_from_weights(W.value),
+        problem=p,
+        weights=W.value,
+        dual_coef=alpha,
+        solver=solver,
+        solve_time=elapsed,
+        extras={"cost": Delta, "rescaling": rescaling},
+    )
+
+
+def dual(p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER) -> Solution:
+    """The dual derived above (ISVM F.4 / MProt 6 for Delta = 1 - I)."""
+    import cvxpy as cp
+
+    Delta = check_cost(p, cost, rescaling)
+    L = p.n_classes
+    D = Delta[p.y_index]  # D_ij = Delta(y_i, j)
+    positives = ~negatives(p.y_index, L)
+    alpha = cp.Variable((p.n_samples, L))
+    B = difference_coef(alpha, p.y_index, L)
+    quadratic = 0.5 * cp.sum_squares(p.R.T @ B)
+    if rescaling == "margin":
+        objective = cp.Maximize(cp.sum(cp.multiply(D, alpha)) - quadratic)
+        budget = cp.sum(alpha, axis=1) <= p.C
+    else:
+        inverse = np.where(positives, 0.0, 1.0 / np.where(positives, 1.0, D))
+        objective = cp.Maximize(cp.sum(alpha) - quadratic)
+        budget = cp.sum(cp.multiply(inverse, alpha), axis=1) <= p.C
+    problem, elapsed = solve(objective, [alpha >= 0, alpha[positives] == 0, budget], solver)
+    a = np.where(positives, 0.0, alpha.value)
+    coef = difference_coef(a, p.y_index, L)
+    return Solution(
+        formulation=NAME,
+        form="dual",
+        objective=problem.value,
+        coef=coef,
+        problem=p,
+        weights=p.R.T @ coef,
+        dual_coef=a,
+        solver=solver,
+        solve_time=elapsed,
+        extras={"cost": Delta, "rescaling": rescaling},
+    )

@@ -1,0 +1,115 @@
+"""The inhibitory multiclass SVM (ISVM) of Huerta et al. (2012).
+
+Classifier (ISVM 3.5), with w = (w_1, ..., w_L) in F^L and inhibition mu:
+
+    f_j(x) = <w, Psi_j(x) - mu Psi(x)> = <w_j, phi(x)> - mu sum_k <w_k, phi(x)>
+
+Primal (ISVM 4.1) at a fixed mu:
+
+    minimise 1/2 ||w||^2 + C sum_ij eta_ij
+    s.t.     eta_ij >= 0,   y_ij f_j(x_i) >= 1 - eta_ij
+
+Dual (ISVM 6.1-6.3), derived here for any fixed mu:
+
+    maximise sum_ij alpha_ij - 1/2 sum_{ij,i'j'} alpha_ij y_ij alpha_i'j' y_i'j' G_(ij)(i'j')
+    s.t.     0 <= alpha_ij <= C,
+    G_(ij)(i'j') = K_ii' [I(j = j') - c],   c = mu (2 - mu L)
+
+because <Psi_j - mu Psi, Psi_j' - mu Psi> = K (I(j=j') - 2 mu + mu^2 L) by (3.7)-(3.9).  At the
+paper's mu = 1/L, c = 1/L and G is (6.3).  Since I - c 11^T = (I - mu 11^T)^2, the quadratic term is
+||R^T (alpha o Y) (I - mu 11^T)||_F^2: that is how it is handed to cvxpy, and ``kernel_G`` builds
+the NL x NL matrix of (6.3)/(6.4) for readers and tests.  (The rank-one part is carried by an
+auxiliary variable, ``sum_j w_j`` or ``(alpha o Y) 1``, so that the solver sees a sparse problem.)  Outputs from the dual (ISVM 4.12):
+
+    f_j(x) = sum_i'j' alpha_i'j' y_i'j' K(x_i', x) [I(j = j') - c]
+
+and the simplified class rule (4.15)-(4.16): argmax_j sum_i' alpha_i'j y_i'j K(x_i', x).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, repeat_columns, solve
+
+NAME = "inhibitory"
+
+
+def _inhibition(n_classes: int, mu: float | None) -> tuple[float, np.ndarray]:
+    mu = 1.0 / n_classes if mu is None else float(mu)
+    return mu, np.eye(n_classes) - mu * np.ones((n_classes, n_classes))
+
+
+def kernel_G(K: np.ndarray, n_classes: int, mu: float | None = None) -> np.ndarray:
+    """ISVM (6.3)/(6.4): G_kk' = K_{k//L, k'//L} [I(k mod L = k' mod L) - c], c = mu(2 - mu L).
+
+    Indices k = i L + j order alpha_ij lexicographically, as in the paper (0-based as in 6.4).
+    """
+    mu, _ = _inhibition(n_classes, mu)
+    c = mu * (2.0 - mu * n_classes)
+    return np.kron(K, np.eye(n_classes) - c * np.ones((n_classes, n_classes)))
+
+
+def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
+    """ISVM (4.1) at fixed inhibition ``mu`` (default 1/L, the optimum of Theorem 1)."""
+    import cvxpy as cp
+
+    mu, P = _inhibition(p.n_classes, mu)
+    W = cp.Variable((p.R.shape[1], p.n_classes))
+    w_sum = cp.Variable(p.R.shape[1])  # sum_j w_j, so that <w, Psi(x_i)> = r_i^T w_sum
+    eta = cp.Variable((p.n_samples, p.n_classes))
+    F = p.R @ W - mu * repeat_columns(p.R @ w_sum, p.n_classes)  # f_j(x_i), ISVM (3.5)
+    regulariser = 0.5 * cp.sum_squares(W)
+    hinge = cp.sum(eta)
+    margin = cp.multiply(p.Y, F) >= 1 - eta  # (4.1 ii)
+    constraints = [w_sum == cp.sum(W, axis=1), eta >= 0, margin]
+    problem, elapsed = solve(cp.Minimize(regulariser + p.C * hinge), constraints, solver)
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value,
+        coef=p.coef_from_weights(W.value @ P),
+        problem=p,
+        weights=W.value,
+        dual_coef=margin.dual_value,
+        solver=solver,
+        solve_time=elapsed,
+        extras={"mu": mu},
+    )
+
+
+def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
+    """ISVM (6.1)-(6.2) with the kernel G of (6.3) (at any fixed ``mu``; default 1/L)."""
+    import cvxpy as cp
+
+    mu, P = _inhibition(p.n_classes, mu)
+    alpha = cp.Variable((p.n_samples, p.n_classes))
+    alpha_y = cp.multiply(alpha, p.Y)
+    row_sum = cp.Variable(p.n_samples)  # sum_j alpha_ij y_ij
+    # w = sum_ij alpha_ij y_ij [Psi_j(x_i) - mu Psi(x_i)], (4.10); in factor space R^T (alpha o Y) P
+    W = p.R.T @ (alpha_y - mu * repeat_columns(row_sum, p.n_classes))
+    objective = cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(W))  # (6.1)
+    constraints = [row_sum == cp.sum(alpha_y, axis=1), alpha >= 0, alpha <= p.C]  # (6.2)
+    problem, elapsed = solve(objective, constraints, solver)
+    a = alpha.value
+    return Solution(
+        formulation=NAME,
+        form="dual",
+        objective=problem.value,
+        coef=(a * p.Y) @ P @ P,  # (4.12): factor I(j = j') - c
+        problem=p,
+        weights=p.R.T @ (a * p.Y) @ P,
+        dual_coef=a,
+        solver=solver,
+        solve_time=elapsed,
+        extras={"mu": mu},
+    )
+
+
+def simplified_scores(sol: Solution, X) -> np.ndarray:
+    """ISVM (4.15): f~_j(x) = sum_i' alpha_i'j y_i'j K(x_i', x), from a dual solution.
+
+    (4.14) says f_j = f~_j + G(x) with a shift G(x) common to all classes, so argmax_j f~_j is the
+    class of (4.13) (4.16).  The shift is -(1/L) sum_j f~_j only at mu = 1/L.
+    """
+    return sol.problem.kernel_to(X) @ (sol.dual_coef * sol.problem.Y)

@@ -1,0 +1,82 @@
+"""The Lee-Lin-Wahba multicategory SVM (ISVM Table 1; Lee, Lin & Wahba 2004), without bias.
+
+Primal:
+
+    minimise 1/2 ||w||^2 + C sum_i sum_{j != y_i} eta_ij
+    s.t.     -f_j(x_i) >= 1/(L-1) - eta_ij,  eta_ij >= 0   (j != y_i)
+             <w, Psi(x_i)> = sum_j f_j(x_i) = 0             (every i)
+
+Dual, derived from it: with alpha_ij >= 0 on the margin constraints and nu on sum_j w_j = 0
+(the training-point constraint is equivalent, since the optimal w lies in the span of the data),
+stationarity gives w_j = -sum_i (alpha_ij - abar_i) phi(x_i), abar_i = (1/L) sum_j alpha_ij:
+
+    maximise (1/(L-1)) sum_ij alpha_ij - 1/2 tr(B^T K B),   B = -alpha (I - 11^T / L)
+    s.t.     0 <= alpha_ij <= C for j != y_i,  alpha_{i y_i} = 0
+
+The per-pattern Hessian is K_ii (I - 11^T/L): the same structure as the inhibitory machine's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msvm.reference.pairwise import negatives
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, repeat_columns, solve
+
+NAME = "lee_lin_wahba"
+
+
+def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """ISVM Table 1, Lee et al. (2004): margin 1/(L-1) on the negatives, outputs summing to 0."""
+    import cvxpy as cp
+
+    L = p.n_classes
+    rows, cols = np.nonzero(negatives(p.y_index, L))
+    W = cp.Variable((p.R.shape[1], L))
+    eta = cp.Variable(rows.size)
+    F = p.R @ W
+    margin = -F[rows, cols] >= 1.0 / (L - 1) - eta
+    sum_to_zero = cp.sum(F, axis=1) == 0
+    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum(eta))
+    problem, elapsed = solve(objective, [eta >= 0, margin, sum_to_zero], solver)
+    alpha = np.zeros((p.n_samples, L))
+    alpha[rows, cols] = margin.dual_value
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value,
+        coef=p.coef_from_weights(W.value),
+        problem=p,
+        weights=W.value,
+        dual_coef=alpha,
+        solver=solver,
+        solve_time=elapsed,
+    )
+
+
+def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The Lee-Lin-Wahba dual derived above."""
+    import cvxpy as cp
+
+    L = p.n_classes
+    centre = np.eye(L) - np.ones((L, L)) / L
+    positives = ~negatives(p.y_index, L)
+    alpha = cp.Variable((p.n_samples, L))
+    row_mean = cp.Variable(p.n_samples)  # abar_i, kept as a variable so the problem stays sparse
+    W = -p.R.T @ (alpha - repeat_columns(row_mean, L))  # -R^T alpha (I - 11^T / L)
+    objective = cp.Maximize(cp.sum(alpha) / (L - 1) - 0.5 * cp.sum_squares(W))
+    constraints = [row_mean == cp.sum(alpha, axis=1) / L]
+    constraints += [alpha >= 0, alpha <= p.C, alpha[positives] == 0]
+    problem, elapsed = solve(objective, constraints, solver)
+    a = np.where(positives, 0.0, alpha.value)
+    return Solution(
+        formulation=NAME,
+        form="dual",
+        objective=problem.value,
+        coef=-a @ centre,
+        problem=p,
+        weights=-p.R.T @ a @ centre,
+        dual_coef=a,
+        solver=solver,
+        solve_time=elapsed,
+    )

@@ -1,0 +1,87 @@
+"""The Lecture's multiclass Max-SVM, primal and dual as printed (Giselsson, "Multiclass SVM - Max
+version", "Dual of Max-SVM").  It is the Crammer-Singer machine without bias (C = 1/lambda).
+
+Primal (lambda form):
+
+    minimise_w  sum_i max(c - M_i X_i w) + lambda/2 ||w||^2,    c = (0, 1, ..., 1) in R^K
+
+where M_i (K x K) has a zero first row and, for each j != y_i in turn, a row with +1 in column y_i
+and -1 in column j, so that max(c - M_i X_i w) = max(0, max_{j != y_i} 1 - m_{y_i} + m_j).
+
+Dual, as printed, with f_i*(mu_i) = iota_{Delta_K}(-mu_i) + c^T mu_i:
+
+    minimise_mu  sum_i c^T mu_i + 1/(2 lambda) mu^T M (K (x) I_K) M^T mu
+    s.t.         -mu_i in Delta_K (the probability simplex) for every i
+
+with primal recovery w = -(1/lambda) X^T M^T mu and the class rule "largest min_{j != y} c_{y,j}".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from msvm.reference.lecture import dual_solution, stacked_features, weights_matrix
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+
+NAME = "max_svm"
+
+
+def block_M(y: int, n_classes: int) -> np.ndarray:
+    """M_i for a pattern of class ``y``: zero first row, then e_y - e_j for each j != y."""
+    others = [j for j in range(n_classes) if j != y]
+    M = np.zeros((n_classes, n_classes))
+    M[1 + np.arange(n_classes - 1), y] = 1.0
+    M[1 + np.arange(n_classes - 1), others] = -1.0
+    return M
+
+
+def stacked_M(p: Problem) -> sp.csr_matrix:
+    """M = blockdiag(M_1, ..., M_N) (NK x NK)."""
+    return sp.block_diag([block_M(y, p.n_classes) for y in p.y_index], format="csr")
+
+
+def offsets(n_classes: int) -> np.ndarray:
+    """c = (0, 1, ..., 1)."""
+    c = np.ones(n_classes)
+    c[0] = 0.0
+    return c
+
+
+def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The regularised Max-SVM training problem, solved in the Lecture's lambda form."""
+    import cvxpy as cp
+
+    K, N = p.n_classes, p.n_samples
+    X, M = stacked_features(p.R, K), stacked_M(p)
+    w = cp.Variable(X.shape[1])
+    u = M @ (X @ w)
+    c = np.tile(offsets(K), N)
+    loss = cp.sum(cp.max(cp.reshape(c - u, (N, K), order="C"), axis=1))  # sum_i max(c - M_i X_i w)
+    problem, elapsed = solve(cp.Minimize(loss + p.lam / 2 * cp.sum_squares(w)), [], solver)
+    W = weights_matrix(w.value, p)
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value / p.lam,  # canonical scale, C = 1/lambda
+        coef=p.coef_from_weights(W),
+        problem=p,
+        weights=W,
+        solver=solver,
+        solve_time=elapsed,
+    )
+
+
+def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The Max-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T."""
+    import cvxpy as cp
+
+    K, N = p.n_classes, p.n_samples
+    X, M = stacked_features(p.R, K), stacked_M(p)
+    mu = cp.Variable(N * K)
+    c = np.tile(offsets(K), N)
+    quadratic = cp.sum_squares(X.T @ (M.T @ mu)) / (2 * p.lam)  # mu^T M (K (x) I_K) M^T mu / 2l
+    blocks = cp.reshape(mu, (N, K), order="C")
+    simplex = [mu <= 0, cp.sum(blocks, axis=1) == -1]  # -mu_i in Delta_K
+    problem, elapsed = solve(cp.Minimize(c @ mu + quadratic), simplex, solver)
+    return dual_solution(NAME, p, M, mu.value, problem.value, solver=solver, solve_time=elapsed)

@@ -1,0 +1,151 @@
+"""Multiclass Kernel Projection Machine (Takerkart & Ralaivola 2011): a brute-force reference.
+
+With an output code (rows c_q in {-1, 1}^L, one per class; MKPM §2.1) each pattern gets the target
+vector y_n = c_{class of x_n}.  The kernel-PCA family of MKPM (33)-(35) (uncentred) is
+
+    psi_d = Phi a_d / sqrt(gamma_d),  (a_d, gamma_d) the eigenpairs of K, gamma_1 >= gamma_2 >= ...
+
+and S_d = span(psi_1..psi_d).  For code column l and dimension d, MKPM (13)-(14) define
+
+    G*_l(d) = min_{f in S_d} (1/N) sum_n (f(x_n) - y_nl)^2,
+
+here solved as a least-squares problem in cvxpy over f = Psi_[d] alpha, whose values on the
+training points are K A_[d] Gamma_[d]^{-1/2} alpha (= A_[d] Gamma_[d]^{1/2} alpha).  The risk of an
+allocation (d_1..d_L) is R = sum_l G*_l(d_l) (MKPM 15, with the 1/N of 13), and MKPM (10)/(17)
+asks, for each total d, for the allocation with sum_l d_l = d of least risk.  This module finds it
+by enumerating every allocation, for small L and D; the fast layer's dynamic programme
+(Proposition 1) must agree with it.  Decoding is by Euclidean distance to the codewords (MKPM 8).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from msvm.core.coding import one_vs_all_code
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, solve
+
+MAX_ENUMERATED = 2_000_000
+
+
+def kpca_basis(K: np.ndarray, n_components: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors A (N x D) and strictly positive eigenvalues gamma (D,) of K, largest first."""
+    s, V = np.linalg.eigh(K)
+    order = np.argsort(s)[::-1]
+    s, V = s[order], V[:, order]
+    positive = s > 1e-10 * max(s[0], 0.0)
+    s, V = s[positive], V[:, positive]
+    if n_components is not None:
+        if n_components > s.size:
+            raise ValueError(
+                f"n_components={n_components} exceeds the rank of the Gram matrix ({s.size})."
+            )
+        s, V = s[:n_components], V[:, :n_components]
+    return V, s
+
+
+def check_code(code, n_classes: int) -> np.ndarray:
+    """The output code (rows are codewords), default one-vs-all (MKPM §4)."""
+    code = one_vs_all_code(n_classes) if code is None else np.asarray(code, dtype=float)
+    if code.ndim != 2 or code.shape[0] != n_classes:
+        raise ValueError(f"code must have one row per class ({n_classes}), got {code.shape}.")
+    if np.unique(code, axis=0).shape[0] != n_classes:
+        raise ValueError("code must give every class a distinct codeword.")
+    return code
+
+
+def risk_table(p: Problem, n_components: int | None = None, code=None, solver=DEFAULT_SOLVER):
+    """G*_l(d) for every code column l and d = 0..D (MKPM 13-14), by least squares in cvxpy.
+
+    Returns ``G`` of shape (L, D+1) and ``coefs`` of shape (L, D+1, N): the expansion coefficients
+    of each minimiser f (f(x) = k(x, X) coefs[l, d]).
+    """
+    import cvxpy as cp
+
+    code = check_code(code, p.n_classes)
+    targets = code[p.y_index]  # y_nl
+    A, gamma = kpca_basis(p.K, n_components)
+    N, D, L = p.n_samples, gamma.size, code.shape[1]
+    G = np.empty((L, D + 1))
+    coefs = np.zeros((L, D + 1, N))
+    G[:, 0] = (targets**2).mean(axis=0)  # S_0 = {0}
+    for l, d in itertools.product(range(L), range(1, D + 1)):
+        alpha = cp.Variable(d)
+        values = p.K @ (A[:, :d] / np.sqrt(gamma[:d])) @ alpha  # f(x_n) for f = Psi_[d] alpha
+        problem, _ = solve(cp.Minimize(cp.sum_squares(values - targets[:, l]) / N), [], solver)
+        G[l, d] = problem.value
+        coefs[l, d] = (A[:, :d] / np.sqrt(gamma[:d])) @ alpha.value
+    return G, coefs
+
+
+def allocations(n_columns: int, total: int):
+    """Every (d_1..d_L) of non-negative integers with sum total (stars and bars)."""
+    for bars in itertools.combinations(range(total + n_columns - 1), n_columns - 1):
+        edges = (-1, *bars, total + n_columns - 1)
+        yield tuple(edges[k + 1] - edges[k] - 1 for k in range(n_columns))
+
+
+def brute_force(G: np.ndarray, total: int) -> tuple[float, tuple[int, ...]]:
+    """MKPM (17) by enumeration: the allocation with sum d_l = total that minimises sum G_l(d_l).
+
+    Ties are broken towards the allocation enumerated first (lexicographically smallest d_1, ...).
+    """
+    L, width = G.shape
+    count = math.comb(total + L - 1, L - 1)
+    if count > MAX_ENUMERATED:
+        raise ValueError(f"{count} allocations to enumerate; use the dynamic programme instead.")
+    best, best_alloc = np.inf, None
+    for alloc in allocations(L, total):
+        if max(alloc) >= width:
+            continue
+        risk = float(sum(G[l, d] for l, d in enumerate(alloc)))
+        if risk < best:
+            best, best_alloc = risk, alloc
+    return best, best_alloc
+
+
+@dataclass
+class MKPMPath:
+    """The regularisation path of MKPM for d = 0..D found by enumeration."""
+
+    problem: Problem
+    code: np.ndarray
+    risk_table: np.ndarray  # G*_l(d), (L, D+1)
+    allocation_path: np.ndarray  # (D+1, L), row d sums to d
+    risk_path: np.ndarray  # Delta_L(d) = R(delta(d)), (D+1,)
+    coefs: np.ndarray  # (L, D+1, N)
+
+    def outputs(self, X, d: int) -> np.ndarray:
+        """f(x) = (f_1(x)..f_L(x)) of the predictor with total dimension d."""
+        alloc = self.allocation_path[d]
+        B = np.column_stack([self.coefs[l, dl] for l, dl in enumerate(alloc)])
+        return self.problem.kernel_to(X) @ B
+
+    def decision_function(self, X, d: int) -> np.ndarray:
+        """Class scores -||f(x) - c_q||^2 (MKPM 8 with the Euclidean distance)."""
+        F = self.outputs(X, d)
+        return -((F[:, None, :] - self.code[None, :, :]) ** 2).sum(axis=2)
+
+    def predict(self, X, d: int) -> np.ndarray:
+        return self.problem.classes[np.argmax(self.decision_function(X, d), axis=1)]
+
+
+def regularisation_path(
+    p: Problem, n_components: int | None = None, code=None, solver=DEFAULT_SOLVER
+) -> MKPMPath:
+    """Allocations and risks for every total dimension d = 0..D, by enumeration (small L, D)."""
+    code = check_code(code, p.n_classes)
+    G, coefs = risk_table(p, n_components, code, solver)
+    D = G.shape[1] - 1
+    solved = [brute_force(G, d) for d in range(D + 1)]
+    return MKPMPath(
+        problem=p,
+        code=code,
+        risk_table=G,
+        allocation_path=np.array([alloc for _, alloc in solved], dtype=np.int64),
+        risk_path=np.array([risk for risk, _ in solved]),
+        coefs=coefs,
+    )

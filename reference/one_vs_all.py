@@ -1,0 +1,74 @@
+"""The "1-versus-all" machine of ISVM §9: L independent binary SVMs without bias.
+
+Each class j has its own binary problem (class j against the rest, labels y_ij of ISVM 3.1):
+
+    minimise_{w_j} 1/2 ||w_j||^2 + C sum_i max(0, 1 - y_ij <w_j, phi(x_i)>)
+
+and the machine minimises their sum.  Its dual is the sum of the L binary duals,
+
+    maximise sum_j [ sum_i alpha_ij - 1/2 (alpha_j o y_j)^T K (alpha_j o y_j) ],  0 <= alpha <= C
+
+i.e. the multiclass kernel K(x_i, x_i') I(j = j') of ISVM §9.  It is the inhibitory machine at
+mu = 0 (ISVM 3.5); this module states it separately, class by class, so that the equality is a
+check and not an identity of code.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+
+NAME = "one_vs_all"
+
+
+def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """Sum over classes of the binary soft-margin SVM primals (no bias)."""
+    import cvxpy as cp
+
+    ws = [cp.Variable(p.R.shape[1]) for _ in range(p.n_classes)]
+    etas = [cp.Variable(p.n_samples) for _ in range(p.n_classes)]
+    margins = [
+        cp.multiply(p.Y[:, j], p.R @ w) >= 1 - eta for j, (w, eta) in enumerate(zip(ws, etas))
+    ]
+    objective = sum(0.5 * cp.sum_squares(w) + p.C * cp.sum(eta) for w, eta in zip(ws, etas))
+    constraints = margins + [eta >= 0 for eta in etas]
+    problem, elapsed = solve(cp.Minimize(objective), constraints, solver)
+    W = np.column_stack([w.value for w in ws])
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value,
+        coef=p.coef_from_weights(W),
+        problem=p,
+        weights=W,
+        dual_coef=np.column_stack([m.dual_value for m in margins]),
+        solver=solver,
+        solve_time=elapsed,
+    )
+
+
+def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """Sum over classes of the binary SVM duals (no bias, hence no equality constraint)."""
+    import cvxpy as cp
+
+    alphas = [cp.Variable(p.n_samples) for _ in range(p.n_classes)]
+    objective = sum(
+        cp.sum(a) - 0.5 * cp.sum_squares(p.R.T @ cp.multiply(a, p.Y[:, j]))
+        for j, a in enumerate(alphas)
+    )
+    constraints = [c for a in alphas for c in (a >= 0, a <= p.C)]
+    problem, elapsed = solve(cp.Maximize(objective), constraints, solver)
+    A = np.column_stack([a.value for a in alphas])
+    coef = A * p.Y
+    return Solution(
+        formulation=NAME,
+        form="dual",
+        objective=problem.value,
+        coef=coef,
+        problem=p,
+        weights=p.R.T @ coef,
+        dual_coef=A,
+        solver=solver,
+        solve_time=elapsed,
+    )

@@ -1,0 +1,75 @@
+"""The Lecture's multiclass Sum-SVM, primal and dual as printed (Giselsson, "Multiclass SVM - Sum
+version", "Dual of Sum-SVM").  It is the Weston-Watkins machine with margin 1 and no bias
+(C = 1/lambda).
+
+Primal (lambda form):
+
+    minimise_w  sum_i 1^T max(0, 1 - D_i X_i w) + lambda/2 ||w||^2
+
+where D_i ((K-1) x K) has, for each j != y_i in turn, a row with +1 in column y_i and -1 in
+column j.
+
+Dual, as printed, with f_i*(mu_i) = mu_i^T 1 + iota_[-1,0](mu_i):
+
+    minimise_mu  1^T mu + 1/(2 lambda) mu^T D (K (x) I_K) D^T mu,    -1 <= mu <= 0
+
+with primal recovery w = -(1/lambda) X^T D^T mu.  The Lecture prints the Sum-SVM class rule twice,
+once with sum_{j != y} c_{y,j} and once with min_{j != y} c_{y,j}; both pick argmax_y m_y
+(``msvm.reference.lecture.confidences`` computes either).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from msvm.reference.lecture import dual_solution, stacked_features, weights_matrix
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+
+NAME = "sum_svm"
+
+
+def block_D(y: int, n_classes: int) -> np.ndarray:
+    """D_i for a pattern of class ``y``: rows e_y - e_j for each j != y."""
+    others = [j for j in range(n_classes) if j != y]
+    D = np.zeros((n_classes - 1, n_classes))
+    D[:, y] = 1.0
+    D[np.arange(n_classes - 1), others] = -1.0
+    return D
+
+
+def stacked_D(p: Problem) -> sp.csr_matrix:
+    """D = blockdiag(D_1, ..., D_N) (N(K-1) x NK)."""
+    return sp.block_diag([block_D(y, p.n_classes) for y in p.y_index], format="csr")
+
+
+def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The regularised Sum-SVM training problem, solved in the Lecture's lambda form."""
+    import cvxpy as cp
+
+    X, D = stacked_features(p.R, p.n_classes), stacked_D(p)
+    w = cp.Variable(X.shape[1])
+    loss = cp.sum(cp.pos(1 - D @ (X @ w)))  # sum_i 1^T max(0, 1 - D_i X_i w)
+    problem, elapsed = solve(cp.Minimize(loss + p.lam / 2 * cp.sum_squares(w)), [], solver)
+    W = weights_matrix(w.value, p)
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value / p.lam,
+        coef=p.coef_from_weights(W),
+        problem=p,
+        weights=W,
+        solver=solver,
+        solve_time=elapsed,
+    )
+
+
+def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The Sum-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T."""
+    import cvxpy as cp
+
+    X, D = stacked_features(p.R, p.n_classes), stacked_D(p)
+    mu = cp.Variable(D.shape[0])
+    quadratic = cp.sum_squares(X.T @ (D.T @ mu)) / (2 * p.lam)
+    problem, elapsed = solve(cp.Minimize(cp.sum(mu) + quadratic), [mu >= -1, mu <= 0], solver)
+    return dual_solution(NAME, p, D, mu.value, problem.value, solver=solver, solve_time=elapsed)
