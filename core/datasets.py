@@ -35,8 +35,6 @@ def balanced_subset(X, y, n_samples: int, random_state: int = 0):
     rng = np.random.default_rng(random_state)
     classes = np.unique(y)
     per_class = max(1, n_samples // classes.size)
-    picked = np.concatenate(
-        [rng.permutation(np.flatnonzero(y == c))[:per_class] for c in classes]
-    )
+    picked = np.concatenate([rng.permutation(np.flatnonzero(y == c))[:per_class] for c in classes])
     picked = np.sort(picked)
     return X[picked], y[picked]

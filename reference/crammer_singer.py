@@ -80,7 +80,9 @@ def primal(
     )
 
 
-def dual(p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER) -> Solution:
+def dual(
+    p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
+) -> Solution:
     """The dual derived above (ISVM F.4 / MProt 6 for Delta = 1 - I)."""
     import cvxpy as cp
 

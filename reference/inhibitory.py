@@ -19,7 +19,8 @@ because <Psi_j - mu Psi, Psi_j' - mu Psi> = K (I(j=j') - 2 mu + mu^2 L) by (3.7)
 paper's mu = 1/L, c = 1/L and G is (6.3).  Since I - c 11^T = (I - mu 11^T)^2, the quadratic term is
 ||R^T (alpha o Y) (I - mu 11^T)||_F^2: that is how it is handed to cvxpy, and ``kernel_G`` builds
 the NL x NL matrix of (6.3)/(6.4) for readers and tests.  (The rank-one part is carried by an
-auxiliary variable, ``sum_j w_j`` or ``(alpha o Y) 1``, so that the solver sees a sparse problem.)  Outputs from the dual (ISVM 4.12):
+auxiliary variable, ``sum_j w_j`` or ``(alpha o Y) 1``, so that the solver sees a sparse problem.)
+Outputs from the dual (ISVM 4.12):
 
     f_j(x) = sum_i'j' alpha_i'j' y_i'j' K(x_i', x) [I(j = j') - c]
 

@@ -18,8 +18,6 @@ shift (softmax ignores it); both forms report it centred to sum 0.
 
 from __future__ import annotations
 
-import numpy as np
-
 from msvm.core.coding import one_hot
 from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, add_bias, check_solver, solve
 
@@ -67,9 +65,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     L = p.n_classes
     E = one_hot(p.y_index, L)
     P = cp.Variable((p.n_samples, L))
-    objective = cp.Maximize(
-        p.C * cp.sum(cp.entr(P)) - p.C**2 / 2 * cp.sum_squares(p.R.T @ (P - E))
-    )
+    objective = cp.Maximize(p.C * cp.sum(cp.entr(P)) - p.C**2 / 2 * cp.sum_squares(p.R.T @ (P - E)))
     balance = cp.sum(P - E, axis=0) == 0
     problem, elapsed = solve(objective, [cp.sum(P, axis=1) == 1, P >= 0, balance], solver)
     coef = p.C * (E - P.value)

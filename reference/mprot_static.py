@@ -134,6 +134,4 @@ def dual(
     a = np.where(is_negative | is_assigned, alpha.value, 0.0)
     coef = signs * a
     weights = p.R.T @ coef
-    return _solution(
-        p, "dual", problem.value / 2, coef, weights, a, q, assigned, solver, elapsed
-    )
+    return _solution(p, "dual", problem.value / 2, coef, weights, a, q, assigned, solver, elapsed)

@@ -26,12 +26,11 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """Sum over classes of the binary soft-margin SVM primals (no bias)."""
     import cvxpy as cp
 
-    ws = [cp.Variable(p.R.shape[1]) for _ in range(p.n_classes)]
-    etas = [cp.Variable(p.n_samples) for _ in range(p.n_classes)]
-    margins = [
-        cp.multiply(p.Y[:, j], p.R @ w) >= 1 - eta for j, (w, eta) in enumerate(zip(ws, etas))
-    ]
-    objective = sum(0.5 * cp.sum_squares(w) + p.C * cp.sum(eta) for w, eta in zip(ws, etas))
+    classes = range(p.n_classes)
+    ws = [cp.Variable(p.R.shape[1]) for _ in classes]
+    etas = [cp.Variable(p.n_samples) for _ in classes]
+    margins = [cp.multiply(p.Y[:, j], p.R @ ws[j]) >= 1 - etas[j] for j in classes]
+    objective = sum(0.5 * cp.sum_squares(ws[j]) + p.C * cp.sum(etas[j]) for j in classes)
     constraints = margins + [eta >= 0 for eta in etas]
     problem, elapsed = solve(cp.Minimize(objective), constraints, solver)
     W = np.column_stack([w.value for w in ws])

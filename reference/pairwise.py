@@ -21,7 +21,7 @@ def negatives(y_index: np.ndarray, n_outputs: int, output_class=None) -> np.ndar
 
 
 def difference_coef(alpha, true_output: np.ndarray, n_outputs: int):
-    """B = E o (alpha 1) - alpha with E the indicator of ``true_output``; numpy or cvxpy ``alpha``."""
+    """B = E o (alpha 1) - alpha, E the indicator of ``true_output``; numpy or cvxpy ``alpha``."""
     import cvxpy as cp
 
     E = one_hot(true_output, n_outputs)

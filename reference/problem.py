@@ -11,8 +11,8 @@ eigendecomposition, eigenvalues below ``1e-10 * max`` dropped), so that an outpu
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -171,13 +171,15 @@ def check_solver(solver: str) -> str:
 
     name = str(solver).upper()
     if name not in cp.installed_solvers():
-        raise ValueError(f"Unknown or uninstalled solver {solver!r}; have {cp.installed_solvers()}.")
+        raise ValueError(
+            f"Unknown or uninstalled solver {solver!r}; have {cp.installed_solvers()}."
+        )
     return name
 
 
 _SOLVER_OPTIONS = {
     "CLARABEL": {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9, "max_iter": 500},
-    "OSQP": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 400_000, "polish": True},
+    "OSQP": {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iter": 400_000, "polishing": True},
 }
 
 

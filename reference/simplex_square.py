@@ -54,9 +54,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     code, Yc = code_vectors(p)
     A = cp.Variable((p.n_samples, code.shape[1]))
     objective = cp.Maximize(
-        cp.sum(cp.multiply(A, Yc))
-        - cp.sum_squares(A) / (4 * p.C)
-        - 0.5 * cp.sum_squares(p.R.T @ A)
+        cp.sum(cp.multiply(A, Yc)) - cp.sum_squares(A) / (4 * p.C) - 0.5 * cp.sum_squares(p.R.T @ A)
     )
     problem, elapsed = solve(objective, [], solver)
     return Solution(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from msvm.reference import FORMULATIONS
+from msvm.reference import FORMULATIONS, inhibitory, lecture
 from msvm.reference.values import primal_value, training_loss
 
 RNG = np.random.default_rng(7)
@@ -16,6 +16,7 @@ np.fill_diagonal(COST, 0.0)
 CASES = {
     "inhibitory": ("inhibitory", {}),
     "inhibitory-mu0.2": ("inhibitory", {"mu": 0.2}),
+    "inhibitory-mu0": ("inhibitory", {"mu": 0.0}),
     "one_vs_all": ("one_vs_all", {}),
     "weston_watkins": ("weston_watkins", {}),
     "weston_watkins-bias": ("weston_watkins", {"fit_intercept": True}),
@@ -26,6 +27,7 @@ CASES = {
     "lee_lin_wahba": ("lee_lin_wahba", {}),
     "max_svm": ("max_svm", {}),
     "sum_svm": ("sum_svm", {}),
+    "mprot_static-q1": ("mprot_static", {"n_prototypes": 1}),
     "mprot_static-q2": ("mprot_static", {"n_prototypes": 2}),
     "simplex_hinge": ("simplex_hinge", {}),
     "simplex_square": ("simplex_square", {}),
@@ -80,3 +82,71 @@ def test_predictions_from_primal_and_dual_agree(solved, held_out, label):
         clear = top2[:, 1] - top2[:, 0] > 1e-3 * scale
         assert clear.mean() > 0.8
         np.testing.assert_array_equal(primal.predict(X)[clear], dual.predict(X)[clear])
+
+
+# Equalities between machines that the papers state (canonical scale, C = 1/lambda).
+EQUAL_OPTIMA = [
+    ("max_svm", "crammer_singer"),  # Lecture Max-SVM = Crammer-Singer without bias
+    ("sum_svm", "weston_watkins"),  # Lecture Sum-SVM = Weston-Watkins (E.1) without bias
+    ("inhibitory-mu0", "one_vs_all"),  # ISVM (3.5) at mu = 0 is L binary SVMs
+    ("mprot_static-q1", "crammer_singer"),  # MProt (8) with one prototype is MProt (4)
+]
+
+
+@pytest.mark.parametrize("first,second", EQUAL_OPTIMA)
+def test_equivalent_machines_have_equal_optima(solved, held_out, first, second):
+    name, _, sols = solved
+    a, b = sols[first][0], sols[second][0]
+    assert a.objective == pytest.approx(b.objective, rel=1e-6)
+    X = held_out[name]
+    scale = 1.0 + np.abs(a.decision_function(X)).max()
+    assert np.abs(a.decision_function(X) - b.decision_function(X)).max() <= 1e-4 * scale
+
+
+def test_weston_watkins_margin_two_is_margin_one_rescaled(solved):
+    """With w = 2v, the margin-2 problem at C is 4 times the margin-1 problem at C/2."""
+    _, p, sols = solved
+    from msvm.reference import Problem
+
+    half = Problem(p.K, p.classes[p.y_index], C=p.C / 2, kernel="precomputed")
+    margin_one = FORMULATIONS["weston_watkins"].primal(half)
+    assert sols["weston_watkins-margin2"][0].objective == pytest.approx(
+        4 * margin_one.objective, rel=1e-6
+    )
+
+
+def test_inhibitory_outputs_sum_to_zero_at_mu_one_over_L(solved, held_out):
+    """ISVM (3.6): sum_j f_j(x) = (1 - mu L) <w, Psi(x)> = 0 at mu = 1/L, for every x."""
+    name, p, sols = solved
+    for sol in sols["inhibitory"]:
+        for X in (p.X, held_out[name]):
+            F = sol.decision_function(X)
+            assert np.abs(F.sum(axis=1)).max() <= 1e-6 * (1.0 + np.abs(F).max())
+    # ... and not at another mu, so the check can fail.
+    F = sols["inhibitory-mu0.2"][1].decision_function(held_out[name])
+    assert np.abs(F.sum(axis=1)).max() > 1e-3
+
+
+def test_inhibitory_simplified_prediction_rule(solved, held_out):
+    """ISVM (4.15)-(4.16): argmax_j f~_j = argmax_j f_j, f~_j = sum_i alpha_ij y_ij K(x_i, x)."""
+    name, p, sols = solved
+    dual = sols["inhibitory"][1]
+    X = held_out[name]
+    full, simplified = dual.decision_function(X), inhibitory.simplified_scores(dual, X)
+    np.testing.assert_allclose(
+        full,
+        simplified - simplified.mean(axis=1, keepdims=True),
+        atol=1e-9 * (1 + np.abs(full).max()),
+    )
+    np.testing.assert_array_equal(full.argmax(axis=1), simplified.argmax(axis=1))
+
+
+@pytest.mark.parametrize("label,rule", [("max_svm", "min"), ("sum_svm", "sum"), ("sum_svm", "min")])
+def test_lecture_class_rules_from_dual_variables(solved, held_out, label, rule):
+    """The Lecture's rules 'largest min/sum of c_{y,j}' pick the class with the largest output."""
+    name, _, sols = solved
+    dual = sols[label][1]
+    X = held_out[name]
+    np.testing.assert_array_equal(
+        lecture.confidences(dual, X, rule).argmax(axis=1), dual.decision_function(X).argmax(axis=1)
+    )
