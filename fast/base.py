@@ -1,0 +1,256 @@
+"""The scikit-learn estimator shared by the box-constrained machines (``msvm.fast.estimators``).
+
+A subclass names its pattern structure (``_kind``), the inhibition constant c of its M matrix,
+the linear term and free variables of its dual, and its loss; ``fit`` does the rest: validation,
+the kernel column source or explicit linear weights, the solver, warm starts, the bias of
+Weston-Watkins (5.1) by an augmented Lagrangian, and the objectives on the canonical scale.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from msvm.core.kernels import kernel_matrix, resolve_gamma
+from msvm.core.objectives import canonical_objective
+from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
+from msvm.fast.kernels import column_source, precomputed_source
+from msvm.fast.patterns import dual_vectors
+from msvm.fast.smo import SingleVariableSolver
+
+# Augmented-Lagrangian rounds for the bias, and the penalty rho (a constant added to the kernel).
+_BIAS_ROUNDS = 200
+
+
+class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
+    """Common parameters and fitting of the multiclass SVMs solved by ``msvm.fast``."""
+
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"})],
+        "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Real],
+        "solver": [StrOptions({"dcd", "smo", "sgd"})],
+        "selection": [StrOptions({"cyclic", "greedy"})],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "shrinking": ["boolean"],
+        "cache_size": [Interval(Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "eta": [Interval(Real, 0, 1, closed="right")],
+    }
+    _kind: int
+    _supports_intercept = False
+
+    def __init__(
+        self,
+        *,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        solver="dcd",
+        selection="cyclic",
+        tol=1e-3,
+        max_iter=1000,
+        shrinking=True,
+        cache_size=200,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        eta=0.5,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.solver = solver
+        self.selection = selection
+        self.tol = tol
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.eta = eta
+
+    # -- what a machine supplies: _kind, _dual_terms(y_index, L) -> (lin, free mask), and
+    # _loss(F, y_index); optionally _inhibition(L) and _biased_terms(lin0, b, y_index). --------
+    def _inhibition(self, n_classes: int) -> float:
+        """The constant c of M = I - c 11^T (SIGN kind only)."""
+        return 0.0
+
+    # -- fitting -------------------------------------------------------------------------------
+    def _fit_intercept(self) -> bool:
+        return bool(getattr(self, "fit_intercept", False))
+
+    def _gamma_value(self, X) -> float:
+        if self.kernel in ("linear", "precomputed"):
+            return 0.0
+        return resolve_gamma(self.gamma, X)
+
+    def _initial_alpha(self, shape, C):
+        if self.warm_start and hasattr(self, "dual_coef_") and self.dual_coef_.shape == shape:
+            return np.minimum(self.dual_coef_ * (C / self._fitted_C), C)  # alpha seeding, C path
+        return np.zeros(shape)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the machine to training data ``X`` (dense or CSR; Gram matrix if precomputed)."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        L = self.classes_.size
+        if L < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
+            )
+        if self._fit_intercept() and self.solver != "dcd":
+            raise ValueError(f"solver={self.solver!r} has no bias; use fit_intercept=False.")
+        C = float(self.C)
+        self._gamma = self._gamma_value(X)
+        c = self._inhibition(L)
+        lin0, free = self._dual_terms(y_index, L)
+        hi = C * free
+        alpha = self._initial_alpha(free.shape, C) * free
+        b = (
+            self.intercept_.copy()
+            if self.warm_start and getattr(self, "intercept_", np.zeros(0)).shape == (L,)
+            else np.zeros(L)
+        )
+        linear = self.kernel == "linear" and self.solver == "dcd" and self.selection == "cyclic"
+        rho = self._bias_penalty(X, linear) if self._fit_intercept() else 0.0
+        if linear:
+            data = LinearData(X)
+            Z, B = dual_vectors(self._kind, alpha, y_index, c)
+            W, w0 = np.asarray(data.X.T @ B), np.sqrt(rho) * B.sum(axis=0)
+        else:
+            source = (
+                precomputed_source(X)
+                if self.kernel == "precomputed"
+                else column_source(
+                    X, self.kernel, self._gamma, self.degree, self.coef0, self.cache_size
+                )
+            )
+            U = self._outputs(source, rho, alpha, y_index, c)
+
+        n_iter = 0
+        for _ in range(_BIAS_ROUNDS if self._fit_intercept() else 1):
+            lin = self._biased_terms(lin0, b, y_index)
+            solver = self._make_solver(c, lin, hi, y_index, rho)
+            if linear:
+                iters, violation = solver.solve_linear(data, alpha, W, w0)
+            else:
+                iters, violation = solver.solve_kernel(source, alpha, U)
+            n_iter += iters
+            if not self._fit_intercept():
+                break
+            _, B = dual_vectors(self._kind, alpha, y_index, c)
+            balance = B.sum(axis=0)  # sum_i B_ik = 0 at the optimum
+            if np.abs(balance).max() <= self.tol:
+                break
+            b = b + rho * balance
+        self.n_iter_ = n_iter
+        self.kkt_violation_ = violation
+        Z, B = dual_vectors(self._kind, alpha, y_index, c)
+        if linear:
+            F = np.asarray(data.X @ W)
+        else:
+            F = U - rho * B.sum(axis=0)
+        norm_sq = float(np.sum(Z * F))
+        F = F + b
+        self.dual_coef_ = alpha
+        self._fitted_C = C
+        self.intercept_ = b if self._fit_intercept() else np.zeros(L)
+        self.objective_ = canonical_objective(norm_sq, self._loss(F, y_index), C)
+        self.dual_objective_ = float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
+        self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
+        self._sv_coef = B[self.support_]
+        if self.kernel == "precomputed":
+            self.support_vectors_ = np.empty((0, 0))
+        else:
+            self.support_vectors_ = X[self.support_]
+        if self.kernel == "linear":
+            self.coef_ = (W if linear else np.asarray(X.T @ B)).T
+        return self
+
+    def _bias_penalty(self, X, linear) -> float:
+        """rho for the bias's augmented Lagrangian: the mean kernel diagonal."""
+        if self.kernel == "precomputed":
+            return float(np.mean(np.diag(X)))
+        if linear or self.kernel == "linear":
+            sq = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
+            return float(np.mean(sq)) or 1.0
+        diag = kernel_matrix(X[:1], X[:1], self.kernel, self._gamma, self.degree, self.coef0)
+        return float(diag[0, 0]) or 1.0
+
+    def _biased_terms(self, lin0, b, y_index):
+        """The dual's linear term at a fixed bias b (only Weston-Watkins has one)."""
+        return lin0
+
+    def _outputs(self, source, rho, alpha, y_index, c):
+        _, B = dual_vectors(self._kind, alpha, y_index, c)
+        U = np.zeros(alpha.shape)
+        rows = np.flatnonzero(np.any(B != 0, axis=1))
+        if rows.size:
+            outputs_from_coef(source, rho, B, rows, U)
+        return U
+
+    def _make_solver(self, c, lin, hi, y_index, rho):
+        common = dict(tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)
+        if self.solver == "dcd":
+            return DecompositionSolver(
+                self._kind,
+                c,
+                lin,
+                hi,
+                y_index,
+                shrinking=self.shrinking,
+                selection=self.selection,
+                offset=rho,
+                verbose=self.verbose,
+                **common,
+            )
+        eta = 1.0 if self.solver == "smo" else self.eta
+        return SingleVariableSolver(self._kind, c, lin, hi, y_index, eta=eta, **common)
+
+    # -- prediction ----------------------------------------------------------------------------
+    def _scores(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if self.kernel == "precomputed":
+            K = X[:, self.support_]
+        else:
+            K = kernel_matrix(
+                X, self.support_vectors_, self.kernel, self._gamma, self.degree, self.coef0
+            )
+        return np.asarray(K @ self._sv_coef) + self.intercept_
+
+    def decision_function(self, X):
+        """Class scores f_j(x), shape (n_samples, n_classes); for two classes f_2 - f_1."""
+        scores = self._scores(X)
+        return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
+
+    def predict(self, X):
+        """The class with the largest score."""
+        return self.classes_[np.argmax(self._scores(X), axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags

@@ -1,0 +1,170 @@
+"""The box-constrained multiclass SVMs as scikit-learn estimators.
+
+Each class states only what distinguishes its dual (``msvm.reference`` has the formulas): the
+pattern structure, the linear term, which variables are free, and the loss.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from msvm.core import objectives
+from msvm.core.coding import one_hot
+from msvm.fast.base import BaseMulticlassSVC
+from msvm.fast.patterns import LLW, SIGN, WW
+
+_DOC_PARAMETERS = """
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the loss on the canonical scale 1/2 ||W||^2 + C sum(loss).
+    kernel : {"linear", "rbf", "poly", "precomputed"}, default="rbf"
+        With "linear" the dcd solver keeps the weights W = X^T B explicitly (dense or CSR X).
+    gamma : {"scale", "auto"} or float, default="scale"
+        As in scikit-learn's SVC. The ISVM paper's exp(-g ||x - x'||^2 / M) is gamma = g / M.
+    degree, coef0 : polynomial kernel (gamma <x, x'> + coef0) ** degree.
+    solver : {"dcd", "smo", "sgd"}, default="dcd"
+        "dcd": the decomposition engine (exact L-variable step per pattern, O(N L) per pattern).
+        "smo": ISVM Algorithm 1, one variable per step.  "sgd": ISVM Algorithm 2 with step eta.
+    tol : float, default=1e-3
+        dcd: largest KKT violation (projected gradient) allowed; smo/sgd: the paper's T = theta.
+    max_iter : int, default=1000
+        Epochs (passes over the patterns, or over the variables for smo/sgd).
+    shrinking : bool, default=True
+        Drop patterns whose variables sit at bounds with margin; everything is re-checked
+        before stopping.
+    cache_size : float, default=200
+        Kernel cache budget in MB; the whole Gram matrix is computed up front when it fits,
+        otherwise columns are cached least-recently-used.
+    random_state : int, RandomState or None
+        Seeds the visiting order (dcd) or the variable draws (smo/sgd).
+    verbose : int, default=0
+    warm_start : bool, default=False
+        Start from the previous solution (dual variables scaled by C_new / C_old).
+    eta : float in (0, 1], default=0.5
+        eta_eff of ISVM (8.5), used by solver="sgd".
+
+    Attributes
+    ----------
+    classes_ : labels; dual_coef_ : (n_samples, n_classes) dual variables alpha_ij
+    support_, support_vectors_ : patterns with a non-zero dual variable
+    coef_ : (n_classes, n_features), linear kernel only; intercept_ : (n_classes,)
+    objective_, dual_objective_ : canonical primal and dual values at the solution
+    n_iter_ : epochs run; kkt_violation_ : the final stopping quantity
+"""
+
+
+class OneVsAllSVC(BaseMulticlassSVC):
+    __doc__ = (
+        """The 1-versus-all machine of ISVM §9: L binary SVMs without bias, solved jointly.
+
+    Dual kernel K(x_i, x_i') I(j = j'); per-pattern Hessian K_ii I.
+    """
+        + _DOC_PARAMETERS
+    )
+    _kind = SIGN
+
+    def _dual_terms(self, y_index, L):
+        return np.ones((y_index.size, L)), np.ones((y_index.size, L))
+
+    def _loss(self, F, y_index):
+        return objectives.hinge_per_class_loss(F, y_index)
+
+
+class InhibitorySVC(OneVsAllSVC):
+    __doc__ = (
+        """The inhibitory multiclass SVM (Huerta et al. 2012, ISVM 3.5, 4.1, 6.1-6.3).
+
+    f_j(x) = <w_j, phi(x)> - mu sum_k <w_k, phi(x)> with mu = 1/L (Theorem 1); dual kernel
+    K(x_i, x_i') [I(j = j') - 1/L]; per-pattern Hessian K_ii (I - y_i y_i^T / L).
+
+    mu : float or None, default=None
+        A fixed inhibition (None: 1/L); for other values the dual kernel is
+        K [I(j = j') - mu (2 - mu L)].
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from msvm.fast import InhibitorySVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = InhibitorySVC(C=1.0, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9
+    True
+    """
+        + _DOC_PARAMETERS
+    )
+    _parameter_constraints = {
+        **BaseMulticlassSVC._parameter_constraints,
+        "mu": [None, Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, mu=None, **kwargs):
+        super().__init__(**kwargs)
+        self.mu = mu
+
+    def _inhibition(self, L):
+        mu = 1.0 / L if self.mu is None else float(self.mu)
+        if mu > 2.0 / L:
+            raise ValueError(f"mu must lie in [0, 2/L] = [0, {2.0 / L:g}] (mu={mu}).")
+        return mu * (2.0 - mu * L)
+
+
+class LeeLinWahbaSVC(BaseMulticlassSVC):
+    __doc__ = (
+        """The Lee-Lin-Wahba multicategory SVM (ISVM Table 1), without bias.
+
+    Margin 1/(L-1) on the negative outputs and sum_j f_j = 0; dual kernel K (I - 11^T/L) over
+    the negatives.
+    """
+        + _DOC_PARAMETERS
+    )
+    _kind = LLW
+
+    def _dual_terms(self, y_index, L):
+        free = 1.0 - one_hot(y_index, L)
+        return free / (L - 1), free
+
+    def _loss(self, F, y_index):
+        return objectives.lee_lin_wahba_loss(F, y_index)
+
+
+class WestonWatkinsSVC(BaseMulticlassSVC):
+    __doc__ = (
+        """The Weston-Watkins multiclass SVM (ISVM 5.1 with biases, E.1 without).
+
+    Pairwise margin f_{y_i} - f_j >= margin - eta_ij; per-pattern Hessian K_ii (I + 11^T) over
+    the negatives.  With ``fit_intercept=True`` the biases of (5.1) are found exactly by an
+    augmented Lagrangian on their optimality condition sum_i B_ik = 0 (a constant rho is added to
+    the kernel and the bias is updated between engine runs).
+
+    fit_intercept : bool, default=False
+    margin : float, default=1.0
+        ISVM (5.1) prints 2; appendix E and the Lecture's Sum-SVM use 1.
+    """
+        + _DOC_PARAMETERS
+    )
+    _kind = WW
+    _parameter_constraints = {
+        **BaseMulticlassSVC._parameter_constraints,
+        "fit_intercept": ["boolean"],
+        "margin": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, fit_intercept=False, margin=1.0, **kwargs):
+        super().__init__(**kwargs)
+        self.fit_intercept = fit_intercept
+        self.margin = margin
+
+    def _dual_terms(self, y_index, L):
+        free = 1.0 - one_hot(y_index, L)
+        return self.margin * free, free
+
+    def _biased_terms(self, lin0, b, y_index):
+        # margin - (b_{y_i} - b_j) on the negatives
+        return lin0 - (b[y_index][:, None] - b[None, :]) * (lin0 > 0)
+
+    def _loss(self, F, y_index):
+        return objectives.weston_watkins_loss(F, y_index, self.margin)

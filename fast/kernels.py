@@ -1,0 +1,156 @@
+"""Kernel columns in numba: K[:, i] for dense or CSR data, and an LRU cache of columns.
+
+A column source is a tuple of arrays (numba-friendly, cacheable):
+
+    (data, indices, indptr, dense, sq_norms, params, cache, slot_of, owner, last_used, clock)
+
+``dense`` is the (N, d) data for dense input (empty for CSR, which uses data/indices/indptr);
+``params = (kind, gamma, degree, coef0)`` with kind 0 = linear, 1 = rbf, 2 = poly;
+``cache`` holds ``n_slots`` columns.  When ``n_slots == N`` the whole Gram matrix fits
+``cache_size`` and is computed once up front (with BLAS); otherwise columns are computed on demand
+in numba and the least recently used one is evicted.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+import scipy.sparse as sp
+
+from msvm.core.kernels import kernel_matrix
+
+KERNEL_KIND = {"linear": 0, "rbf": 1, "poly": 2}
+
+
+@nb.njit(cache=True)
+def _finish(dot: float, sq_i: float, sq_j: float, kind: int, gamma: float, degree: int, coef0):
+    if kind == 0:
+        return dot
+    if kind == 1:
+        return np.exp(-gamma * max(sq_i + sq_j - 2.0 * dot, 0.0))
+    return (gamma * dot + coef0) ** degree
+
+
+@nb.njit(cache=True)
+def dense_column(X, sq_norms, i, kind, gamma, degree, coef0, out):
+    """out[j] = k(x_j, x_i) for dense X."""
+    n, d = X.shape
+    for j in range(n):
+        dot = 0.0
+        for f in range(d):
+            dot += X[j, f] * X[i, f]
+        out[j] = _finish(dot, sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
+
+
+@nb.njit(cache=True)
+def csr_column(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree, coef0, out):
+    """out[j] = k(x_j, x_i) for CSR X; ``scratch`` is a zeroed length-d work vector."""
+    for p in range(indptr[i], indptr[i + 1]):
+        scratch[indices[p]] = data[p]
+    n = indptr.size - 1
+    for j in range(n):
+        dot = 0.0
+        for p in range(indptr[j], indptr[j + 1]):
+            dot += data[p] * scratch[indices[p]]
+        out[j] = _finish(dot, sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
+    for p in range(indptr[i], indptr[i + 1]):
+        scratch[indices[p]] = 0.0
+
+
+@nb.njit(cache=True)
+def compute_column(source, i, out):
+    """K[:, i] into ``out`` from the data of a column source (no caching)."""
+    data, indices, indptr, dense, sq_norms, params, scratch = source[:7]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    if dense.shape[0] > 0:
+        dense_column(dense, sq_norms, i, kind, gamma, degree, coef0, out)
+    else:
+        csr_column(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree, coef0, out)
+
+
+@nb.njit(cache=True)
+def get_column(source, i):
+    """K[:, i], from the cache when present, else computed into the least recently used slot."""
+    cache, slot_of, owner, last_used, clock = source[7:12]
+    clock[0] += 1
+    slot = slot_of[i]
+    if slot < 0:
+        slot = 0
+        for s in range(1, owner.size):
+            if last_used[s] < last_used[slot]:
+                slot = s
+        if owner[slot] >= 0:
+            slot_of[owner[slot]] = -1
+        compute_column(source, i, cache[slot])
+        owner[slot] = i
+        slot_of[i] = slot
+    last_used[slot] = clock[0]
+    return cache[slot]
+
+
+@nb.njit(cache=True)
+def kernel_diagonal(source, out):
+    """out[i] = k(x_i, x_i)."""
+    params, sq_norms = source[5], source[4]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    for i in range(out.size):
+        out[i] = _finish(sq_norms[i], sq_norms[i], sq_norms[i], kind, gamma, degree, coef0)
+
+
+def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache_size: float):
+    """Build a column source for ``X`` (dense ndarray or CSR) with a ``cache_size`` MB budget.
+
+    The whole Gram matrix is computed up front when it fits; otherwise at least two columns are
+    cached and evicted least-recently-used.
+    """
+    n = X.shape[0]
+    params = np.array([KERNEL_KIND[kernel], gamma, degree, coef0], dtype=np.float64)
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        data, indices, indptr = X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)
+        dense = np.empty((0, X.shape[1]))
+        sq_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    else:
+        dense = np.ascontiguousarray(X, dtype=np.float64)
+        data, indices, indptr = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
+        sq_norms = np.einsum("ij,ij->i", dense, dense)
+    n_slots = int(min(n, max(2, cache_size * 2**20 // (8 * max(n, 1)))))
+    source = (
+        data,
+        indices,
+        indptr,
+        dense,
+        sq_norms,
+        params,
+        np.zeros(X.shape[1]),
+        np.empty((n_slots, n)),
+        np.full(n, -1, dtype=np.int64),
+        np.full(n_slots, -1, dtype=np.int64),
+        np.zeros(n_slots, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
+    if n_slots == n:  # the whole Gram matrix fits: compute it at once with BLAS
+        source[7][:] = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+        source[8][:] = source[9][:] = np.arange(n)
+    return source
+
+
+def precomputed_source(K: np.ndarray):
+    """A column source over a given (symmetric) Gram matrix."""
+    n = K.shape[0]
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    return (
+        np.empty(0),
+        np.empty(0, np.int64),
+        np.zeros(1, np.int64),
+        np.empty((0, 1)),
+        np.ascontiguousarray(np.diag(K)),
+        np.array([0.0, 0.0, 1.0, 0.0]),
+        np.zeros(1),
+        K,  # rows of a symmetric K are its columns
+        np.arange(n, dtype=np.int64),
+        np.arange(n, dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )

@@ -1,0 +1,181 @@
+"""The per-pattern structure of each box-constrained multiclass dual, and its exact subproblem.
+
+Every dual here has the form (see ``msvm.reference``)
+
+    maximise sum_i lin_i . alpha_i - 1/2 tr(Z^T K Z M),   0 <= alpha_ij <= hi_ij,   Z_i = S_i alpha_i
+
+with B = Z M the expansion coefficients, so U = K B holds the outputs on the training points.
+The gradient in pattern i is lin_i - S_i^T U_i, and the Hessian of pattern i's variables is
+K_ii S_i^T M S_i = K_ii (I - c v v^T), a structured L x L matrix:
+
+==========  ======================  ===========  ============  ==================================
+kind        machine                 S_i          M             K_ii (I - c v v^T)
+==========  ======================  ===========  ============  ==================================
+SIGN (0)    one-vs-all, inhibitory  diag(y_i)    I - c 11^T    v = y_i, c = mu (2 - mu L)
+LLW (1)     Lee-Lin-Wahba           -I           I - 11^T/L    v = 1, c = 1/L
+WW (2)      Weston-Watkins          e_y 1^T - I  I             v = 1, c = -1 (identity + rank 1)
+==========  ======================  ===========  ============  ==================================
+
+(for LLW and WW the variable of the pattern's own class is fixed at 0 by hi = 0).
+``box_rank_one`` solves the pattern subproblem exactly.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+SIGN, LLW, WW = 0, 1, 2
+
+
+@nb.njit(cache=True)
+def pattern_gradient(kind: int, U_i, y: int, lin_i, g):
+    """g = lin_i - S_i^T U_i (the dual gradient in pattern i's variables)."""
+    L = g.size
+    for j in range(L):
+        if kind == SIGN:
+            sign = 1.0 if j == y else -1.0
+            g[j] = lin_i[j] - sign * U_i[j]
+        elif kind == LLW:
+            g[j] = lin_i[j] + U_i[j]
+        else:
+            g[j] = lin_i[j] - (U_i[y] - U_i[j])
+
+
+@nb.njit(cache=True)
+def coef_change(kind: int, delta, y: int, c: float, dB):
+    """dB = (S_i delta) M: the change of row i of B for a change delta of pattern i's variables."""
+    L = delta.size
+    total = 0.0
+    for j in range(L):
+        if kind == SIGN:
+            dB[j] = delta[j] if j == y else -delta[j]
+        else:
+            dB[j] = -delta[j]
+        total += dB[j]
+    if kind == SIGN:
+        for j in range(L):
+            dB[j] -= c * total
+    elif kind == LLW:
+        for j in range(L):
+            dB[j] -= total / L
+    else:
+        dB[y] -= total  # e_y 1^T delta - delta, with delta_y = 0
+
+
+@nb.njit(cache=True)
+def hessian_structure(kind: int, y: int, c: float, L: int, v):
+    """Fill v and return c such that the pattern Hessian is K_ii (I - c v v^T)."""
+    for j in range(L):
+        v[j] = (1.0 if j == y else -1.0) if kind == SIGN else 1.0
+    if kind == SIGN:
+        return c
+    if kind == LLW:
+        return 1.0 / L
+    return -1.0
+
+
+@nb.njit(cache=True)
+def _step_at(t, g, k, c, v, lo, hi, delta):
+    """delta_j(t) = clip((g_j + k c v_j t) / k, lo_j, hi_j); returns sum_j v_j delta_j(t) - t."""
+    total = 0.0
+    for j in range(g.size):
+        d = (g[j] + k * c * v[j] * t) / k
+        d = min(max(d, lo[j]), hi[j])
+        delta[j] = d
+        total += v[j] * d
+    return total - t
+
+
+@nb.njit(cache=True)
+def box_rank_one(g, k, c, v, lo, hi, delta, breaks):
+    """Exactly maximise g.d - k/2 (||d||^2 - c (v.d)^2) over lo <= d <= hi (needs c ||v||^2 <= 1).
+
+    With t = v.d fixed the problem separates, d_j(t) = clip((g_j + k c v_j t)/k, lo_j, hi_j), and
+    the optimum is the root of phi(t) = v.d(t) - t, a continuous non-increasing piecewise-linear
+    function (slope c * sum over unclipped v_j^2 - 1 <= 0).  Its breakpoints are sorted and the
+    root found on the segment where phi changes sign.  ``breaks`` is a work array of size >= 2L.
+    """
+    L = g.size
+    if k <= 0.0:  # zero kernel diagonal: the objective is linear in d
+        for j in range(L):
+            delta[j] = hi[j] if g[j] > 0 else (lo[j] if g[j] < 0 else 0.0)
+        return
+    if c == 0.0:
+        _step_at(0.0, g, k, c, v, lo, hi, delta)
+        return
+    m = 0
+    for j in range(L):
+        if v[j] != 0.0 and hi[j] > lo[j]:
+            breaks[m] = (k * lo[j] - g[j]) / (k * c * v[j])
+            breaks[m + 1] = (k * hi[j] - g[j]) / (k * c * v[j])
+            m += 2
+    if m == 0:
+        _step_at(0.0, g, k, c, v, lo, hi, delta)
+        return
+    ts = np.sort(breaks[:m])
+    phi_prev = _step_at(ts[0], g, k, c, v, lo, hi, delta)
+    if phi_prev <= 0.0:  # root left of every breakpoint, where phi has slope -1
+        _step_at(ts[0] + phi_prev, g, k, c, v, lo, hi, delta)
+        return
+    for s in range(1, m):
+        phi = _step_at(ts[s], g, k, c, v, lo, hi, delta)
+        if phi <= 0.0:
+            drop = phi_prev - phi
+            t = ts[s - 1] + (phi_prev * (ts[s] - ts[s - 1]) / drop if drop > 0.0 else 0.0)
+            _step_at(t, g, k, c, v, lo, hi, delta)
+            return
+        phi_prev = phi
+    _step_at(ts[m - 1] + phi_prev, g, k, c, v, lo, hi, delta)  # right of every breakpoint
+
+
+@nb.njit(cache=True)
+def pattern_violation(g, alpha_i, hi_i):
+    """Largest projected-gradient violation of the KKT conditions among pattern i's variables."""
+    worst = 0.0
+    for j in range(g.size):
+        if hi_i[j] <= 0.0:
+            continue
+        if alpha_i[j] <= 0.0:
+            pg = max(g[j], 0.0)
+        elif alpha_i[j] >= hi_i[j]:
+            pg = max(-g[j], 0.0)
+        else:
+            pg = abs(g[j])
+        worst = max(worst, pg)
+    return worst
+
+
+@nb.njit(cache=True)
+def pattern_is_shrinkable(g, alpha_i, hi_i, threshold):
+    """True when every variable sits at a bound with its gradient pointing out by > threshold."""
+    for j in range(g.size):
+        if hi_i[j] <= 0.0:
+            continue
+        if alpha_i[j] <= 0.0:
+            if g[j] > -threshold:
+                return False
+        elif alpha_i[j] >= hi_i[j]:
+            if g[j] < threshold:
+                return False
+        else:
+            return False
+    return True
+
+
+def dual_vectors(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float):
+    """Z = S alpha and B = Z M for all patterns at once (numpy)."""
+    N, L = alpha.shape
+    if kind == SIGN:
+        Y = -np.ones((N, L))
+        Y[np.arange(N), y_index] = 1.0
+        Z = Y * alpha
+        B = Z - c * Z.sum(axis=1, keepdims=True)
+    elif kind == LLW:
+        Z = -alpha
+        B = Z - Z.sum(axis=1, keepdims=True) / L
+    else:
+        Z = -alpha.copy()
+        Z[np.arange(N), y_index] += alpha.sum(axis=1)
+        B = Z
+    return Z, B
