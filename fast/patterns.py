@@ -2,7 +2,7 @@
 
 Every dual here has the form (see ``msvm.reference``)
 
-    maximise sum_i lin_i . alpha_i - 1/2 tr(Z^T K Z M),   0 <= alpha_ij <= hi_ij,   Z_i = S_i alpha_i
+    maximise sum_i lin_i . alpha_i - 1/2 tr(Z^T K Z M),  0 <= alpha_ij <= hi_ij,  Z_i = S_i alpha_i
 
 with B = Z M the expansion coefficients, so U = K B holds the outputs on the training points.
 The gradient in pattern i is lin_i - S_i^T U_i, and the Hessian of pattern i's variables is

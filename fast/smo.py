@@ -6,7 +6,8 @@ dual gradient):
 
     pick k uniformly at random among the N L variables
     alpha_new = clip(alpha_k - V_k / G_kk, 0, C)
-    for every variable i:  V_i += (alpha_new - alpha_k) y_i y_k G_ik;  KKT += KKTdistance(V_i, alpha_i)
+    for every variable i:
+        V_i += (alpha_new - alpha_k) y_i y_k G_ik;  KKT += KKTdistance(V_i, alpha_i)
     alpha_k = alpha_new;  stop when KKT / (N L) <= theta
 
 with KKTdistance as printed (resolution T, numerical margin eps).  Updating every V_i is what the
@@ -120,7 +121,7 @@ class SingleVariableSolver:
         kernel_diagonal(source, kdiag)
         free = np.flatnonzero(self.hi.ravel() > 0)
         steps = 0
-        for n_iter in range(1, self.max_iter + 1):
+        for _ in range(self.max_iter):
             draws = free[self.rng.randint(free.size, size=free.size)]
             taken, kkt = single_variable_steps(
                 draws,
