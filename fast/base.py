@@ -137,7 +137,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         if linear:
             data = LinearData(X)
             Z, B = dual_vectors(self._kind, alpha, y_index, c)
-            W, w0 = np.asarray(data.X.T @ B), np.sqrt(rho) * B.sum(axis=0)
+            W, w0 = np.asarray(data.X.T @ B), rho * B.sum(axis=0)
         else:
             source = (
                 precomputed_source(X)
@@ -148,7 +148,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             )
             U = self._outputs(source, rho, alpha, y_index, c)
 
-        n_iter = 0
+        n_iter = n_steps = 0
         for _ in range(_BIAS_ROUNDS if self._fit_intercept() else 1):
             lin = self._biased_terms(lin0, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
@@ -157,6 +157,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             else:
                 iters, violation = solver.solve_kernel(source, alpha, U)
             n_iter += iters
+            n_steps += solver.n_steps
             if not self._fit_intercept():
                 break
             _, B = dual_vectors(self._kind, alpha, y_index, c)
@@ -165,6 +166,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
                 break
             b = b + rho * balance
         self.n_iter_ = n_iter
+        self.n_steps_ = n_steps
         self.kkt_violation_ = violation
         Z, B = dual_vectors(self._kind, alpha, y_index, c)
         if linear:
@@ -247,7 +249,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """The class with the largest score."""
-        return self.classes_[np.argmax(self._scores(X), axis=1)]
+        scores = self._scores(X)
+        return self.classes_[np.argmax(scores, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

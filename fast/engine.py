@@ -32,15 +32,24 @@ from msvm.fast.patterns import (
     pattern_violation,
 )
 
+# The dual state handed to the numba kernels:
+#   dual = (alpha, hi, lin, y_index, kdiag)  -- (N, L), (N, L), (N, L), (N,), (N,)
+#   kind, c                                  -- the pattern structure (msvm.fast.patterns)
+# and a work array of shape (8, L): g, v, lo, hi, delta, dB, U_i, and 2L breakpoints after it.
+
+
+def work_array(n_outputs: int) -> np.ndarray:
+    return np.empty((10, n_outputs))
+
 
 @nb.njit(cache=True)
-def _pattern_step(
-    i, U_i, alpha, hi, lin, y_index, kdiag, kind, c, g, v, lo_d, hi_d, d, br, dB, skip_below
-):
+def pattern_step(i, U_i, dual, kind, c, work, skip_below):
     """Solve pattern i's subproblem unless its KKT violation is at most ``skip_below``.
 
-    Returns (violation before the step, whether the variables moved).
+    Leaves the change of row i of B in ``work[5]``; returns (violation before, whether it moved).
     """
+    alpha, hi, lin, y_index, kdiag = dual
+    g, v, lo_d, hi_d, d, dB = work[0], work[1], work[2], work[3], work[4], work[5]
     L = g.size
     y = y_index[i]
     pattern_gradient(kind, U_i, y, lin[i], g)
@@ -51,7 +60,7 @@ def _pattern_step(
     for j in range(L):
         lo_d[j] = -alpha[i, j]
         hi_d[j] = hi[i, j] - alpha[i, j]
-    box_rank_one(g, kdiag[i], ch, v, lo_d, hi_d, d, br)
+    box_rank_one(g, kdiag[i], ch, v, lo_d, hi_d, d, work[8:].ravel())
     moved = False
     for j in range(L):
         if d[j] != 0.0:
@@ -63,52 +72,37 @@ def _pattern_step(
 
 
 @nb.njit(cache=True)
-def kernel_epoch(
-    order, source, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shrink_at, skip_below
-):
-    """One pass over ``order``; returns (max violation, keep mask for shrinking)."""
-    N, L = U.shape
-    work = np.empty((6, L))
-    g, v, lo_d, hi_d, d, dB = work[0], work[1], work[2], work[3], work[4], work[5]
-    br = np.empty(2 * L)
-    keep = np.ones(order.size, dtype=np.bool_)
-    worst = 0.0
-    for pos in range(order.size):
-        i = order[pos]
-        violation, moved = _pattern_step(
-            i,
-            U[i],
-            alpha,
-            hi,
-            lin,
-            y_index,
-            kdiag,
-            kind,
-            c,
-            g,
-            v,
-            lo_d,
-            hi_d,
-            d,
-            br,
-            dB,
-            skip_below,
-        )
-        worst = max(worst, violation)
-        if moved:
-            col = get_column(source, i)
-            for n in range(N):
-                kn = col[n] + offset
-                for j in range(L):
-                    U[n, j] += kn * dB[j]
-        elif pattern_is_shrinkable(g, alpha[i], hi[i], shrink_at):
-            keep[pos] = False
-    return worst, keep
+def add_column(U, col, offset, dB):
+    """U += (col + offset) dB^T: one kernel column applied to every output."""
+    for n in range(U.shape[0]):
+        kn = col[n] + offset
+        for j in range(U.shape[1]):
+            U[n, j] += kn * dB[j]
 
 
 @nb.njit(cache=True)
-def pattern_violations(U, alpha, hi, lin, y_index, kind, out):
+def kernel_epoch(order, source, offset, U, dual, kind, c, shrink_at, skip_below):
+    """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken)."""
+    alpha, hi = dual[0], dual[1]
+    work = np.empty((10, U.shape[1]))
+    keep = np.ones(order.size, dtype=np.bool_)
+    worst, steps = 0.0, 0
+    for pos in range(order.size):
+        i = order[pos]
+        violation, moved = pattern_step(i, U[i], dual, kind, c, work, skip_below)
+        worst = max(worst, violation)
+        if moved:
+            steps += 1
+            add_column(U, get_column(source, i), offset, work[5])
+        elif pattern_is_shrinkable(work[0], alpha[i], hi[i], shrink_at):
+            keep[pos] = False
+    return worst, keep, steps
+
+
+@nb.njit(cache=True)
+def pattern_violations(U, dual, kind, out):
     """out[i] = the largest KKT violation among pattern i's variables, for every pattern."""
+    alpha, hi, lin, y_index = dual[0], dual[1], dual[2], dual[3]
     g = np.empty(U.shape[1])
     for i in range(U.shape[0]):
         pattern_gradient(kind, U[i], y_index[i], lin[i], g)
@@ -116,28 +110,26 @@ def pattern_violations(U, alpha, hi, lin, y_index, kind, out):
 
 
 @nb.njit(cache=True)
-def greedy_steps(n_steps, source, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, tol, viol):
+def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
     """Up to ``n_steps`` steps on the pattern of largest KKT violation; returns (steps, max viol).
 
     ``viol`` holds every pattern's violation and is refreshed while the outputs are updated, so a
     step costs O(N L) like a cyclic one, about three times over.
     """
+    alpha, hi, lin, y_index = dual[0], dual[1], dual[2], dual[3]
     N, L = U.shape
-    work = np.empty((6, L))
-    g, v, lo_d, hi_d, d, dB = work[0], work[1], work[2], work[3], work[4], work[5]
-    br = np.empty(2 * L)
+    work = np.empty((10, L))
     g_n = np.empty(L)
     for step in range(n_steps):
         i = np.argmax(viol)
         if viol[i] <= tol:
             return step, viol[i]
-        _, moved = _pattern_step(
-            i, U[i], alpha, hi, lin, y_index, kdiag, kind, c, g, v, lo_d, hi_d, d, br, dB, 0.0
-        )
+        _, moved = pattern_step(i, U[i], dual, kind, c, work, 0.0)
         if not moved:  # the exact step could not reduce the violation (numerically stuck)
             viol[i] = 0.0
             continue
         col = get_column(source, i)
+        dB = work[5]
         for n in range(N):
             kn = col[n] + offset
             for j in range(L):
@@ -147,107 +139,64 @@ def greedy_steps(n_steps, source, offset, U, alpha, hi, lin, y_index, kdiag, kin
     return n_steps, viol.max()
 
 
+# Rows for the explicit-weights path: (dense, data, indices, indptr); dense is (0, d) for CSR.
+
+
 @nb.njit(cache=True)
-def _row_outputs(i, dense, data, indices, indptr, offset, W, w0, out):
-    """U_i = x_i W + sqrt(offset) w0 (dense or CSR row)."""
-    L = out.size
-    for j in range(L):
-        out[j] = w0[j] * np.sqrt(offset)
+def row_outputs(i, rows, W, w0, out):
+    """U_i = x_i W + w0 (dense or CSR row i)."""
+    dense, data, indices, indptr = rows
+    out[:] = w0
     if dense.shape[0] > 0:
         for f in range(dense.shape[1]):
             x = dense[i, f]
             if x != 0.0:
-                for j in range(L):
-                    out[j] += x * W[f, j]
+                out += x * W[f]
     else:
         for p in range(indptr[i], indptr[i + 1]):
-            x = data[p]
-            f = indices[p]
-            for j in range(L):
-                out[j] += x * W[f, j]
+            out += data[p] * W[indices[p]]
 
 
 @nb.njit(cache=True)
-def linear_epoch(
-    order,
-    dense,
-    data,
-    indices,
-    indptr,
-    offset,
-    W,
-    w0,
-    alpha,
-    hi,
-    lin,
-    y_index,
-    kdiag,
-    kind,
-    c,
-    shrink_at,
-    skip_below,
-):
-    """One pass with explicit weights W = X^T B (and w0 = sqrt(offset) 1^T B for a bias)."""
-    L = W.shape[1]
-    work = np.empty((7, L))
-    g, v, lo_d, hi_d, d, dB, U_i = work[0], work[1], work[2], work[3], work[4], work[5], work[6]
-    br = np.empty(2 * L)
+def add_row(i, rows, W, dB):
+    """W += x_i^T dB."""
+    dense, data, indices, indptr = rows
+    if dense.shape[0] > 0:
+        for f in range(dense.shape[1]):
+            x = dense[i, f]
+            if x != 0.0:
+                W[f] += x * dB
+    else:
+        for p in range(indptr[i], indptr[i + 1]):
+            W[indices[p]] += data[p] * dB
+
+
+@nb.njit(cache=True)
+def linear_epoch(order, rows, offset, W, w0, dual, kind, c, shrink_at, skip_below):
+    """One pass with explicit weights W = X^T B and w0 = offset 1^T B (the bias column)."""
+    alpha, hi = dual[0], dual[1]
+    work = np.empty((10, W.shape[1]))
     keep = np.ones(order.size, dtype=np.bool_)
-    worst = 0.0
-    root = np.sqrt(offset)
+    worst, steps = 0.0, 0
     for pos in range(order.size):
         i = order[pos]
-        _row_outputs(i, dense, data, indices, indptr, offset, W, w0, U_i)
-        violation, moved = _pattern_step(
-            i,
-            U_i,
-            alpha,
-            hi,
-            lin,
-            y_index,
-            kdiag,
-            kind,
-            c,
-            g,
-            v,
-            lo_d,
-            hi_d,
-            d,
-            br,
-            dB,
-            skip_below,
-        )
+        row_outputs(i, rows, W, w0, work[6])
+        violation, moved = pattern_step(i, work[6], dual, kind, c, work, skip_below)
         worst = max(worst, violation)
         if moved:
-            for j in range(L):
-                w0[j] += root * dB[j]
-            if dense.shape[0] > 0:
-                for f in range(dense.shape[1]):
-                    x = dense[i, f]
-                    if x != 0.0:
-                        for j in range(L):
-                            W[f, j] += x * dB[j]
-            else:
-                for p in range(indptr[i], indptr[i + 1]):
-                    x = data[p]
-                    f = indices[p]
-                    for j in range(L):
-                        W[f, j] += x * dB[j]
-        elif pattern_is_shrinkable(g, alpha[i], hi[i], shrink_at):
+            steps += 1
+            w0 += offset * work[5]
+            add_row(i, rows, W, work[5])
+        elif pattern_is_shrinkable(work[0], alpha[i], hi[i], shrink_at):
             keep[pos] = False
-    return worst, keep
+    return worst, keep, steps
 
 
 @nb.njit(cache=True)
 def outputs_from_coef(source, offset, B, rows, U):
     """U = (K + offset 11^T) B using the columns of the patterns listed in ``rows``."""
-    N, L = U.shape
     for i in rows:
-        col = get_column(source, i)
-        for n in range(N):
-            kn = col[n] + offset
-            for j in range(L):
-                U[n, j] += kn * B[i, j]
+        add_column(U, get_column(source, i), offset, B[i])
 
 
 # Patterns whose KKT violation is at most SKIP_FRACTION * tol are not stepped on (they already
@@ -261,17 +210,18 @@ class LinearData:
     def __init__(self, X):
         if sp.issparse(X):
             X = sp.csr_matrix(X, dtype=np.float64)
-            self.dense = np.empty((0, X.shape[1]))
-            self.data, self.indices = X.data, X.indices.astype(np.int64)
-            self.indptr = X.indptr.astype(np.int64)
+            self.rows = (
+                np.empty((0, X.shape[1])),
+                X.data,
+                X.indices.astype(np.int64),
+                X.indptr.astype(np.int64),
+            )
             self.sq_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
         else:
-            self.dense = np.ascontiguousarray(X, dtype=np.float64)
-            self.data, self.indices = np.empty(0), np.empty(0, np.int64)
-            self.indptr = np.zeros(1, np.int64)
-            self.sq_norms = np.einsum("ij,ij->i", self.dense, self.dense)
+            dense = np.ascontiguousarray(X, dtype=np.float64)
+            self.rows = (dense, np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64))
+            self.sq_norms = np.einsum("ij,ij->i", dense, dense)
         self.X = X
-        self.n_features = X.shape[1]
 
 
 class DecompositionSolver:
@@ -282,33 +232,24 @@ class DecompositionSolver:
     kind, c : the pattern structure (``msvm.fast.patterns``)
     lin : (N, L) linear term of the dual; hi : (N, L) upper bounds (0 fixes a variable)
     y_index : (N,) class index; tol : KKT tolerance; max_iter : epochs; shrinking : bool
+    selection : "cyclic" (random permutations, with shrinking) or "greedy" (largest violation)
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
     """
 
-    def __init__(
-        self,
-        kind,
-        c,
-        lin,
-        hi,
-        y_index,
-        *,
-        tol,
-        max_iter,
-        shrinking,
-        random_state,
-        selection="cyclic",
-        offset=0.0,
-        verbose=0,
-    ):
+    def __init__(self, kind, c, lin, hi, y_index, *, tol, max_iter, shrinking, random_state,
+                 selection="cyclic", offset=0.0, verbose=0):  # fmt: skip
         self.kind, self.c, self.lin, self.hi = kind, float(c), lin, hi
         self.y_index, self.tol, self.max_iter = y_index, tol, max_iter
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
+        self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
         # the stopping rule, and an O(N L) update for a negligible change is wasted work.
         self.skip_below = SKIP_FRACTION * tol
         self.rng = check_random_state(random_state)
+
+    def _dual(self, alpha, kdiag):
+        return (alpha, self.hi, self.lin, self.y_index, kdiag)
 
     def _warn(self, worst):
         warnings.warn(
@@ -324,7 +265,8 @@ class DecompositionSolver:
         shrink_at = np.inf
         for n_iter in range(1, self.max_iter + 1):
             order = self.rng.permutation(active)
-            worst, keep = epoch(order, shrink_at if self.shrinking else np.inf)
+            worst, keep, steps = epoch(order, shrink_at if self.shrinking else np.inf)
+            self.n_steps += steps
             full_pass = active.size == n_patterns
             if self.verbose:
                 print(f"epoch {n_iter}: {active.size} active, max KKT violation {worst:.3e}")
@@ -338,86 +280,42 @@ class DecompositionSolver:
         self._warn(worst)
         return self.max_iter, worst
 
-    def _run_greedy(self, source, alpha, U, kdiag):
+    def _run_greedy(self, source, dual, U):
         """Steps on the most violating pattern; an epoch counts N steps."""
-        N = alpha.shape[0]
+        N = U.shape[0]
         viol = np.empty(N)
-        pattern_violations(U, alpha, self.hi, self.lin, self.y_index, self.kind, viol)
-        steps = 0
+        pattern_violations(U, dual, self.kind, viol)
         for _ in range(self.max_iter):
-            taken, worst = greedy_steps(
-                N,
-                source,
-                self.offset,
-                U,
-                alpha,
-                self.hi,
-                self.lin,
-                self.y_index,
-                kdiag,
-                self.kind,
-                self.c,
-                self.tol,
-                viol,
-            )
-            steps += taken
+            args = (source, self.offset, U, dual, self.kind, self.c, self.tol, viol)
+            taken, worst = greedy_steps(N, *args)
+            self.n_steps += taken
             if self.verbose:
-                print(f"{steps} greedy steps, max KKT violation {worst:.3e}")
+                print(f"{self.n_steps} greedy steps, max KKT violation {worst:.3e}")
             if worst <= self.tol:
-                return steps / N, worst
+                return self.n_steps / N, worst
         self._warn(worst)
-        return steps / N, worst
+        return self.n_steps / N, worst
 
     def solve_kernel(self, source, alpha, U):
         """Run on a kernel column source; ``alpha`` and ``U = (K + offset) B`` are updated."""
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
-        kdiag += self.offset
+        dual = self._dual(alpha, kdiag + self.offset)
         if self.selection == "greedy":
-            return self._run_greedy(source, alpha, U, kdiag)
+            return self._run_greedy(source, dual, U)
 
         def epoch(order, shrink_at):
-            return kernel_epoch(
-                order,
-                source,
-                self.offset,
-                U,
-                alpha,
-                self.hi,
-                self.lin,
-                self.y_index,
-                kdiag,
-                self.kind,
-                self.c,
-                shrink_at,
-                self.skip_below,
-            )
+            args = (self.offset, U, dual, self.kind, self.c, shrink_at, self.skip_below)
+            return kernel_epoch(order, source, *args)
 
         return self._run(epoch, alpha.shape[0])
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
-        """Run with explicit weights; ``alpha``, ``W = X^T B`` and ``w0`` are updated."""
-        kdiag = data.sq_norms + self.offset
+        """Run with explicit weights; ``alpha``, ``W = X^T B`` and ``w0 = offset 1^T B``."""
+        dual = self._dual(alpha, data.sq_norms + self.offset)
 
         def epoch(order, shrink_at):
-            return linear_epoch(
-                order,
-                data.dense,
-                data.data,
-                data.indices,
-                data.indptr,
-                self.offset,
-                W,
-                w0,
-                alpha,
-                self.hi,
-                self.lin,
-                self.y_index,
-                kdiag,
-                self.kind,
-                self.c,
-                shrink_at,
-                self.skip_below,
-            )
+            args = (self.offset, W, w0, dual, self.kind, self.c, shrink_at, self.skip_below)
+            return linear_epoch(order, data.rows, *args)
 
         return self._run(epoch, alpha.shape[0])

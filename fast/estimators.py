@@ -53,7 +53,8 @@ _DOC_PARAMETERS = """
     support_, support_vectors_ : patterns with a non-zero dual variable
     coef_ : (n_classes, n_features), linear kernel only; intercept_ : (n_classes,)
     objective_, dual_objective_ : canonical primal and dual values at the solution
-    n_iter_ : epochs run; kkt_violation_ : the final stopping quantity
+    n_iter_ : epochs run; n_steps_ : pattern updates (variable updates for smo/sgd), each one
+    kernel column applied to the outputs; kkt_violation_ : the final stopping quantity
 """
 
 
@@ -101,8 +102,43 @@ class InhibitorySVC(OneVsAllSVC):
         "mu": [None, Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, mu=None, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        *,
+        mu=None,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        solver="dcd",
+        selection="cyclic",
+        tol=1e-3,
+        max_iter=1000,
+        shrinking=True,
+        cache_size=200,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        eta=0.5,
+    ):
+        super().__init__(
+            C=C,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            solver=solver,
+            selection=selection,
+            tol=tol,
+            max_iter=max_iter,
+            shrinking=shrinking,
+            cache_size=cache_size,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            eta=eta,
+        )
         self.mu = mu
 
     def _inhibition(self, L):
@@ -153,8 +189,44 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         "margin": [Interval(Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, *, fit_intercept=False, margin=1.0, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(
+        self,
+        *,
+        fit_intercept=False,
+        margin=1.0,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        solver="dcd",
+        selection="cyclic",
+        tol=1e-3,
+        max_iter=1000,
+        shrinking=True,
+        cache_size=200,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        eta=0.5,
+    ):
+        super().__init__(
+            C=C,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            solver=solver,
+            selection=selection,
+            tol=tol,
+            max_iter=max_iter,
+            shrinking=shrinking,
+            cache_size=cache_size,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            eta=eta,
+        )
         self.fit_intercept = fit_intercept
         self.margin = margin
 

@@ -115,6 +115,7 @@ class SingleVariableSolver:
         self.kind, self.c, self.lin, self.hi, self.y_index = kind, float(c), lin, hi, y_index
         self.tol, self.max_iter, self.eta = tol, max_iter, float(eta)
         self.rng = check_random_state(random_state)
+        self.n_steps = 0  # variable updates drawn (each an O(N L) step)
 
     def solve_kernel(self, source, alpha, U):
         kdiag = np.empty(alpha.shape[0])
@@ -140,6 +141,7 @@ class SingleVariableSolver:
                 KKT_RESOLUTION_EPS,
             )
             steps += taken
+            self.n_steps += taken
             if kkt <= self.tol:
                 return steps / free.size, kkt
         warnings.warn(

@@ -1,0 +1,70 @@
+"""The exact per-pattern subproblem against cvxpy, on hypothesis-drawn instances."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msvm.fast.patterns import box_rank_one
+
+
+def objective(d, g, k, c, v):
+    return g @ d - 0.5 * k * (d @ d - c * (v @ d) ** 2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    L=st.integers(1, 8),
+    seed=st.integers(0, 10_000),
+    structure=st.sampled_from(["sign", "ones-minus", "ones-plus", "none"]),
+    k=st.floats(0.05, 5.0),
+)
+def test_box_rank_one_is_exact(L, seed, structure, k):
+    rng = np.random.default_rng(seed)
+    g = rng.normal(scale=2.0, size=L)
+    lo = -rng.uniform(0, 1.5, size=L) * (rng.random(L) < 0.7)
+    hi = rng.uniform(0, 1.5, size=L)
+    fixed = rng.random(L) < 0.15
+    lo[fixed] = hi[fixed] = 0.0
+    if structure == "sign":  # inhibitory: v = y, c up to 1/L
+        v = -np.ones(L)
+        v[rng.integers(L)] = 1.0
+        c = rng.uniform(0, 1.0 / L)
+    elif structure == "ones-minus":  # Lee-Lin-Wahba
+        v, c = np.ones(L), 1.0 / L
+    elif structure == "ones-plus":  # Weston-Watkins: identity plus rank one
+        v, c = np.ones(L), -1.0
+    else:
+        v, c = np.ones(L), 0.0
+    d = np.empty(L)
+    box_rank_one(g, k, c, v, lo, hi, d, np.empty(2 * L))
+    assert np.all(d >= lo - 1e-12) and np.all(d <= hi + 1e-12)
+
+    x = cp.Variable(L)
+    H = k * (np.eye(L) - c * np.outer(v, v))
+    H = 0.5 * (H + H.T)
+    prob = cp.Problem(
+        cp.Maximize(g @ x - 0.5 * cp.quad_form(x, cp.psd_wrap(H))), [x >= lo, x <= hi]
+    )
+    prob.solve(solver="CLARABEL")
+    assert objective(d, g, k, c, v) >= prob.value - 1e-7 * (1 + abs(prob.value))
+
+
+def test_zero_kernel_diagonal_goes_to_the_bound_of_the_gradient():
+    d = np.empty(3)
+    box_rank_one(
+        np.array([1.0, -1.0, 0.0]), 0.0, 0.5, np.ones(3), -np.ones(3), np.ones(3), d, np.empty(6)
+    )
+    np.testing.assert_array_equal(d, [1.0, -1.0, 0.0])
+
+
+@pytest.mark.parametrize("c", [1.0 / 3, -1.0])
+def test_unconstrained_optimum_solves_the_linear_system(c):
+    g, k, v = np.array([0.3, -0.2, 0.5]), 2.0, np.array([1.0, -1.0, -1.0])
+    d = np.empty(3)
+    box_rank_one(g, k, c * 0.9, v, -10 * np.ones(3), 10 * np.ones(3), d, np.empty(6))
+    H = k * (np.eye(3) - 0.9 * c * np.outer(v, v))
+    np.testing.assert_allclose(H @ d, g, atol=1e-10)
