@@ -30,9 +30,13 @@ def linear_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:
 
 def rbf_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:
     """k(x, y) = exp(-gamma ||x - y||^2)."""
-    sq = _squared_norms(X)[:, None] + _squared_norms(Y)[None, :] - 2.0 * _dot(X, Y)
-    np.maximum(sq, 0.0, out=sq)
-    return np.exp(-gamma * sq)
+    K = _dot(X, Y)  # computed in place: -gamma (|x|^2 + |y|^2 - 2 <x, y>), then exp
+    K *= -2.0
+    K += _squared_norms(X)[:, None]
+    K += _squared_norms(Y)[None, :]
+    np.maximum(K, 0.0, out=K)
+    K *= -gamma
+    return np.exp(K, out=K)
 
 
 def poly_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:

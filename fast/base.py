@@ -206,7 +206,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
 
     def _outputs(self, source, rho, alpha, y_index, c):
         _, B = dual_vectors(self._kind, alpha, y_index, c)
-        U = np.zeros(alpha.shape)
+        U = np.zeros(alpha.shape, order="F")  # column-major: see engine.add_column
         rows = np.flatnonzero(np.any(B != 0, axis=1))
         if rows.size:
             outputs_from_coef(source, rho, B, rows, U)

@@ -73,11 +73,15 @@ def pattern_step(i, U_i, dual, kind, c, work, skip_below):
 
 @nb.njit(cache=True)
 def add_column(U, col, offset, dB):
-    """U += (col + offset) dB^T: one kernel column applied to every output."""
-    for n in range(U.shape[0]):
-        kn = col[n] + offset
-        for j in range(U.shape[1]):
-            U[n, j] += kn * dB[j]
+    """U += (col + offset) dB^T: one kernel column applied to every output.
+
+    U is kept in Fortran order, so each output column is one contiguous, vectorisable axpy.
+    """
+    for j in range(U.shape[1]):
+        b = dB[j]
+        if b != 0.0:
+            for n in range(U.shape[0]):
+                U[n, j] += (col[n] + offset) * b
 
 
 @nb.njit(cache=True)
@@ -128,12 +132,8 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
         if not moved:  # the exact step could not reduce the violation (numerically stuck)
             viol[i] = 0.0
             continue
-        col = get_column(source, i)
-        dB = work[5]
+        add_column(U, get_column(source, i), offset, work[5])
         for n in range(N):
-            kn = col[n] + offset
-            for j in range(L):
-                U[n, j] += kn * dB[j]
             pattern_gradient(kind, U[n], y_index[n], lin[n], g_n)
             viol[n] = pattern_violation(g_n, alpha[n], hi[n])
     return n_steps, viol.max()

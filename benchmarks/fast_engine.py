@@ -1,0 +1,238 @@
+"""Benchmarks of the fast layer (issue 3): every number is a ratio measured in the same run.
+
+    python benchmarks/fast_engine.py [reference] [svc] [scaling] [linear] [memory] [first-fit]
+
+With no argument all parts run.  Each part prints a Markdown table and writes it to
+benchmarks/results/fast_<part>.md.
+
+reference  engine (InhibitorySVC, tol=1e-6) vs cvxpy + Clarabel (inhibitory dual) on digits
+           subsets of 200, 400, 800 points, RBF, 10 classes; objectives equal to 1e-4.
+svc        InhibitorySVC, WestonWatkinsSVC, OneVsAllSVC, LeeLinWahbaSVC vs scikit-learn SVC on the
+           full digits set (70/30 split, RBF, gamma='scale', C=1, default tolerances).
+scaling    engine vs solver="smo" (ISVM Algorithm 1): seconds per variable update as L grows
+           (make_classification, 600 points, L = 3, 10, 26).
+linear     WestonWatkinsSVC / InhibitorySVC (linear kernel, explicit weights) vs LIBLINEAR's
+           Crammer-Singer (LinearSVC) on make_classification(100000, 50, 10 classes), same tol.
+memory     peak resident memory of an RBF fit on 30000 points with cache_size=500 (LRU columns).
+first-fit  a fresh process: import and first InhibitorySVC fit on iris, numba cache warm.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_digits, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+from sklearn.svm import SVC, LinearSVC
+
+from msvm.core import datasets
+from msvm.fast import InhibitorySVC, LeeLinWahbaSVC, OneVsAllSVC, WestonWatkinsSVC
+from msvm.reference import FORMULATIONS, Problem
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def write(part: str, title: str, lines: list[str]) -> None:
+    text = f"### {title}\n\n" + "\n".join(lines) + "\n"
+    print(text, flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"fast_{part}.md").write_text(text)
+
+
+def warm_up():
+    X, y = datasets.load("iris")
+    for kernel in ("rbf", "linear"):
+        for solver in ("dcd", "smo"):
+            InhibitorySVC(kernel=kernel, solver=solver, max_iter=2).fit(X, y)
+    WestonWatkinsSVC(max_iter=2).fit(X, y)
+
+
+def part_reference(sizes=(200, 400, 800)):
+    lines = [
+        "| N | engine [s] | cvxpy + Clarabel [s] | speed-up | engine objective | reference "
+        "objective | rel. difference |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for n in sizes:
+        X, y = datasets.load("digits", n_samples=n)
+        p = Problem(X, y, C=1.0, kernel="rbf")
+        clf, t_fast = timed(lambda: InhibitorySVC(tol=1e-6, random_state=0, max_iter=100_000)
+                            .fit(X, y))  # fmt: skip
+        ref, t_ref = timed(lambda: FORMULATIONS["inhibitory"].dual(p))
+        rel = abs(clf.objective_ - ref.objective) / ref.objective
+        lines.append(
+            f"| {n} | {t_fast:.3f} | {t_ref:.1f} | {t_ref / t_fast:.0f}x | "
+            f"{clf.objective_:.6f} | {ref.objective:.6f} | {rel:.1e} |"
+        )
+    write("reference", "Engine vs reference layer (inhibitory, digits, RBF, C=1)", lines)
+
+
+def part_svc(repeats=5):
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    peer, t_peer = best_of(lambda: SVC().fit(Xtr, ytr), repeats)
+    acc_peer = peer.score(Xte, yte)
+    lines = [
+        "| estimator | fit [s] | SVC fit [s] | time ratio | test accuracy | SVC accuracy |",
+        "|---|---|---|---|---|---|",
+    ]
+    for Estimator in (InhibitorySVC, WestonWatkinsSVC, OneVsAllSVC, LeeLinWahbaSVC):
+        clf, t = best_of(lambda E=Estimator: E(random_state=0).fit(Xtr, ytr), repeats)
+        lines.append(
+            f"| {Estimator.__name__} | {t:.3f} | {t_peer:.3f} | {t / t_peer:.1f} | "
+            f"{clf.score(Xte, yte):.4f} | {acc_peer:.4f} |"
+        )
+    write("svc", "vs scikit-learn SVC (libsvm, one-vs-one), full digits, best of 5", lines)
+
+
+def best_of(fit, repeats):
+    best, out = np.inf, None
+    for _ in range(repeats):
+        out, t = timed(fit)
+        best = min(best, t)
+    return out, best
+
+
+def part_scaling(classes=(3, 10, 26), n=600):
+    lines = [
+        "| L | engine s/variable | smo s/variable | smo / engine | engine epochs | smo epochs |",
+        "|---|---|---|---|---|---|",
+    ]
+    for L in classes:
+        X, y = make_classification(n_samples=n, n_features=20, n_informative=15, n_classes=L,
+                                   n_clusters_per_class=1, random_state=0)  # fmt: skip
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fast, t_fast = timed(lambda: InhibitorySVC(max_iter=20, tol=1e-12, random_state=0)
+                                 .fit(X, y))  # fmt: skip
+            smo, t_smo = timed(lambda: InhibitorySVC(solver="smo", max_iter=2, tol=1e-12,
+                                                     random_state=0).fit(X, y))  # fmt: skip
+        # variables touched: the engine visits N patterns of L variables per epoch; smo draws
+        # N L variables per epoch.
+        per_fast = t_fast / (fast.n_iter_ * n * L)
+        per_smo = t_smo / (smo.n_iter_ * n * L)
+        lines.append(
+            f"| {L} | {per_fast:.2e} | {per_smo:.2e} | {per_smo / per_fast:.0f} | "
+            f"{fast.n_iter_} | {smo.n_iter_:.0f} |"
+        )
+    write("scaling", "Cost per variable as L grows: engine vs ISVM Algorithm 1", lines)
+
+
+def part_linear(n=100_000, tol=1e-2):
+    X, y = make_classification(n_samples=n, n_features=50, n_informative=30, n_classes=10,
+                               random_state=0)  # fmt: skip
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    lines = [
+        f"tol={tol} for every solver (largest KKT violation; LIBLINEAR's Crammer-Singer stops on "
+        "the same quantity).\n",
+        "| estimator | fit [s] | LinearSVC(crammer_singer) [s] | time ratio | objective "
+        "(canonical) | train accuracy |",
+        "|---|---|---|---|---|---|",
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        peer, t_peer = timed(lambda: LinearSVC(multi_class="crammer_singer", tol=tol,
+                                               fit_intercept=False, max_iter=1000).fit(X, y))  # fmt: skip
+        lines.append(f"| LinearSVC crammer_singer | {t_peer:.2f} | {t_peer:.2f} | 1.0 | "
+                     f"{crammer_singer_objective(peer.coef_, X, y):.4f} | "
+                     f"{peer.score(X, y):.4f} |")  # fmt: skip
+        for Estimator in (WestonWatkinsSVC, InhibitorySVC):
+            clf, t = timed(lambda E=Estimator: E(kernel="linear", tol=tol, random_state=0)
+                           .fit(X, y))  # fmt: skip
+            lines.append(f"| {Estimator.__name__} | {t:.2f} | {t_peer:.2f} | {t / t_peer:.2f} | "
+                         f"{clf.objective_:.4f} | {clf.score(X, y):.4f} |")  # fmt: skip
+    write("linear", f"Linear kernel, make_classification({n}, 50 features, 10 classes)", lines)
+
+
+def crammer_singer_objective(coef, X, y):
+    from msvm.core.objectives import canonical_objective, crammer_singer_loss
+
+    F = X @ coef.T
+    return canonical_objective(np.sum(coef**2), crammer_singer_loss(F, y), 1.0)
+
+
+MEMORY_SCRIPT = """
+import resource, time, warnings
+from sklearn.datasets import make_classification
+from msvm.fast import InhibitorySVC
+X, y = make_classification(n_samples=30000, n_features=20, n_informative=15, n_classes=10,
+                           random_state=0)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    clf = InhibitorySVC(cache_size=500, max_iter=2, random_state=0).fit(X, y)
+elapsed = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(before / 1024, peak / 1024, elapsed, clf.n_steps_)
+"""
+
+
+def part_memory():
+    out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True,
+                         check=True).stdout.split()  # fmt: skip
+    before, peak, elapsed, steps = (float(v) for v in out)
+    lines = [
+        "| N | cache_size [MB] | peak RSS [MB] | RSS before fit [MB] | epochs | pattern steps | "
+        "time [s] |",
+        "|---|---|---|---|---|---|---|",
+        f"| 30000 | 500 | {peak:.0f} | {before:.0f} | 2 | {steps:.0f} | {elapsed:.1f} |",
+    ]
+    write("memory", "Peak memory, RBF fit on 30000 points (LRU kernel cache)", lines)
+
+
+FIRST_FIT_SCRIPT = """
+import time
+t0 = time.perf_counter()
+from sklearn.datasets import load_iris
+from msvm.fast import InhibitorySVC
+t1 = time.perf_counter()
+X, y = load_iris(return_X_y=True)
+InhibitorySVC(random_state=0).fit(X, y)
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def part_first_fit():
+    subprocess.run([sys.executable, "-c", FIRST_FIT_SCRIPT], check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-c", FIRST_FIT_SCRIPT], capture_output=True,
+                         text=True, check=True).stdout.split()  # fmt: skip
+    t_import, t_fit = (float(v) for v in out)
+    lines = [
+        "| import msvm.fast + sklearn [s] | first fit, iris [s] | total [s] |",
+        "|---|---|---|",
+        f"| {t_import:.2f} | {t_fit:.2f} | {t_import + t_fit:.2f} |",
+    ]
+    write("first_fit", "First fit in a fresh process (numba cache warm)", lines)
+
+
+PARTS = {
+    "reference": part_reference,
+    "svc": part_svc,
+    "scaling": part_scaling,
+    "linear": part_linear,
+    "memory": part_memory,
+    "first-fit": part_first_fit,
+}
+
+
+if __name__ == "__main__":
+    chosen = sys.argv[1:] or list(PARTS)
+    warm_up()
+    for name in chosen:
+        PARTS[name]()
