@@ -69,7 +69,7 @@ def part_reference(sizes=(200, 400, 800)):
         X, y = datasets.load("digits", n_samples=n)
         p = Problem(X, y, C=1.0, kernel="rbf")
         engine = InhibitorySVC(tol=1e-6, random_state=0, max_iter=100_000)
-        clf, t_fast = timed(lambda X=X, y=y: engine.fit(X, y))
+        clf, t_fast = timed(lambda X=X, y=y, e=engine: e.fit(X, y))
         ref, t_ref = timed(lambda p=p: FORMULATIONS["inhibitory"].dual(p))
         rel = abs(clf.objective_ - ref.objective) / ref.objective
         lines.append(
@@ -119,8 +119,8 @@ def part_scaling(classes=(3, 10, 26), n=600):
             warnings.simplefilter("ignore", ConvergenceWarning)
             engine = InhibitorySVC(max_iter=20, tol=1e-12, random_state=0)
             algorithm_1 = InhibitorySVC(solver="smo", max_iter=2, tol=1e-12, random_state=0)
-            fast, t_fast = timed(lambda X=X, y=y: engine.fit(X, y))
-            smo, t_smo = timed(lambda X=X, y=y: algorithm_1.fit(X, y))
+            fast, t_fast = timed(lambda X=X, y=y, e=engine: e.fit(X, y))
+            smo, t_smo = timed(lambda X=X, y=y, e=algorithm_1: e.fit(X, y))
         # variables touched: the engine visits N patterns of L variables per epoch; smo draws
         # N L variables per epoch.
         per_fast = t_fast / (fast.n_iter_ * n * L)
