@@ -49,7 +49,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         "eta": [Interval(Real, 0, 1, closed="right")],
     }
     _kind: int
-    _supports_intercept = False
+    _single_variable_solvers = True  # ISVM Algorithms 1 and 2 apply (box-constrained duals)
 
     def __init__(
         self,
@@ -119,6 +119,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
             )
+        if self.solver != "dcd" and not self._single_variable_solvers:
+            raise ValueError(f"solver={self.solver!r} is not available for {type(self).__name__}.")
         if self._fit_intercept() and self.solver != "dcd":
             raise ValueError(f"solver={self.solver!r} has no bias; use fit_intercept=False.")
         C = float(self.C)
@@ -180,6 +182,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.intercept_ = b if self._fit_intercept() else np.zeros(L)
         self.objective_ = canonical_objective(norm_sq, self._loss(F, y_index), C)
         self.dual_objective_ = float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
+        self.relative_gap_ = (self.objective_ - self.dual_objective_) / abs(self.objective_)
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
         self._sv_coef = B[self.support_]
         if self.kernel == "precomputed":

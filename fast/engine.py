@@ -24,7 +24,9 @@ from sklearn.utils import check_random_state
 
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
+    CS,
     box_rank_one,
+    budget_rank_one,
     coef_change,
     hessian_structure,
     pattern_gradient,
@@ -53,14 +55,17 @@ def pattern_step(i, U_i, dual, kind, c, work, skip_below):
     L = g.size
     y = y_index[i]
     pattern_gradient(kind, U_i, y, lin[i], g)
-    violation = pattern_violation(g, alpha[i], hi[i])
+    violation = pattern_violation(kind, g, alpha[i], hi[i])
     if violation <= skip_below:
         return violation, False
-    ch = hessian_structure(kind, y, c, L, v)
-    for j in range(L):
-        lo_d[j] = -alpha[i, j]
-        hi_d[j] = hi[i, j] - alpha[i, j]
-    box_rank_one(g, kdiag[i], ch, v, lo_d, hi_d, d, work[8:].ravel())
+    if kind == CS:
+        budget_rank_one(g, kdiag[i], alpha[i], hi[i], d)
+    else:
+        ch = hessian_structure(kind, y, c, L, v)
+        for j in range(L):
+            lo_d[j] = -alpha[i, j]
+            hi_d[j] = hi[i, j] - alpha[i, j]
+        box_rank_one(g, kdiag[i], ch, v, lo_d, hi_d, d, work[8:].ravel())
     moved = False
     for j in range(L):
         if d[j] != 0.0:
@@ -98,7 +103,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shrink_at, skip_below)
         if moved:
             steps += 1
             add_column(U, get_column(source, i), offset, work[5])
-        elif pattern_is_shrinkable(work[0], alpha[i], hi[i], shrink_at):
+        elif pattern_is_shrinkable(kind, work[0], alpha[i], hi[i], shrink_at):
             keep[pos] = False
     return worst, keep, steps
 
@@ -110,7 +115,7 @@ def pattern_violations(U, dual, kind, out):
     g = np.empty(U.shape[1])
     for i in range(U.shape[0]):
         pattern_gradient(kind, U[i], y_index[i], lin[i], g)
-        out[i] = pattern_violation(g, alpha[i], hi[i])
+        out[i] = pattern_violation(kind, g, alpha[i], hi[i])
 
 
 @nb.njit(cache=True)
@@ -135,7 +140,7 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
         add_column(U, get_column(source, i), offset, work[5])
         for n in range(N):
             pattern_gradient(kind, U[n], y_index[n], lin[n], g_n)
-            viol[n] = pattern_violation(g_n, alpha[n], hi[n])
+            viol[n] = pattern_violation(kind, g_n, alpha[n], hi[n])
     return n_steps, viol.max()
 
 
@@ -187,7 +192,7 @@ def linear_epoch(order, rows, offset, W, w0, dual, kind, c, shrink_at, skip_belo
             steps += 1
             w0 += offset * work[5]
             add_row(i, rows, W, work[5])
-        elif pattern_is_shrinkable(work[0], alpha[i], hi[i], shrink_at):
+        elif pattern_is_shrinkable(kind, work[0], alpha[i], hi[i], shrink_at):
             keep[pos] = False
     return worst, keep, steps
 

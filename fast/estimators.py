@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval
 from msvm.core import objectives
 from msvm.core.coding import one_hot
 from msvm.fast.base import BaseMulticlassSVC
-from msvm.fast.patterns import LLW, SIGN, WW
+from msvm.fast.patterns import CS, LLW, SIGN, WW
 
 _DOC_PARAMETERS = """
     Parameters
@@ -53,6 +53,7 @@ _DOC_PARAMETERS = """
     support_, support_vectors_ : patterns with a non-zero dual variable
     coef_ : (n_classes, n_features), linear kernel only; intercept_ : (n_classes,)
     objective_, dual_objective_ : canonical primal and dual values at the solution
+    relative_gap_ : (objective_ - dual_objective_) / |objective_|
     n_iter_ : epochs run; n_steps_ : pattern updates (variable updates for smo/sgd), each one
     kernel column applied to the outputs; kkt_violation_ : the final stopping quantity
 """
@@ -240,3 +241,82 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
 
     def _loss(self, F, y_index):
         return objectives.weston_watkins_loss(F, y_index, self.margin)
+
+
+class CrammerSingerSVC(BaseMulticlassSVC):
+    __doc__ = (
+        """The Crammer-Singer multiclass SVM (ISVM 5.2 / F.1; MProt 4; the Lecture's Max-SVM).
+
+    f_{y_i}(x_i) - f_j(x_i) >= Delta(y_i, j) - xi_i for j != y_i, one slack per pattern; the dual
+    variables of a pattern share the budget sum_j alpha_ij <= C, and each pattern step is solved
+    exactly by the sort-based rule of ``msvm.fast.patterns.budget_rank_one``.
+
+    cost : array of shape (n_classes, n_classes) or None, default=None
+        Delta for margin rescaling (ISVM Table 1); None is 1 - I, plain Crammer-Singer.
+        Rows and columns follow ``classes_``.
+
+    Only ``solver="dcd"``: ISVM's single-variable algorithms do not keep the shared budget.
+    """
+        + _DOC_PARAMETERS
+    )
+    _kind = CS
+    _single_variable_solvers = False
+    _parameter_constraints = {
+        **BaseMulticlassSVC._parameter_constraints,
+        "cost": [None, "array-like"],
+    }
+
+    def __init__(
+        self,
+        *,
+        cost=None,
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        solver="dcd",
+        selection="cyclic",
+        tol=1e-3,
+        max_iter=1000,
+        shrinking=True,
+        cache_size=200,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        eta=0.5,
+    ):
+        super().__init__(
+            C=C,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            solver=solver,
+            selection=selection,
+            tol=tol,
+            max_iter=max_iter,
+            shrinking=shrinking,
+            cache_size=cache_size,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            eta=eta,
+        )
+        self.cost = cost
+
+    def _cost(self, L):
+        if self.cost is None:
+            return 1.0 - np.eye(L)
+        Delta = np.asarray(self.cost, dtype=float)
+        off = ~np.eye(L, dtype=bool)
+        if Delta.shape != (L, L) or not np.all(np.isfinite(Delta)) or np.any(Delta[off] < 0):
+            raise ValueError(f"cost must be a finite, non-negative {L} x {L} matrix.")
+        return Delta
+
+    def _dual_terms(self, y_index, L):
+        free = 1.0 - one_hot(y_index, L)
+        return self._cost(L)[y_index] * free, free
+
+    def _loss(self, F, y_index):
+        return objectives.crammer_singer_loss(F, y_index, self._cost(F.shape[1]))

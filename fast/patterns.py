@@ -14,10 +14,13 @@ kind        machine                 S_i          M             K_ii (I - c v v^T
 SIGN (0)    one-vs-all, inhibitory  diag(y_i)    I - c 11^T    v = y_i, c = mu (2 - mu L)
 LLW (1)     Lee-Lin-Wahba           -I           I - 11^T/L    v = 1, c = 1/L
 WW (2)      Weston-Watkins          e_y 1^T - I  I             v = 1, c = -1 (identity + rank 1)
+CS (3)      Crammer-Singer, MProt   e_y 1^T - I  I             v = 1, c = -1, and sum_r alpha <= C
 ==========  ======================  ===========  ============  ==================================
 
-(for LLW and WW the variable of the pattern's own class is fixed at 0 by hi = 0).
-``box_rank_one`` solves the pattern subproblem exactly.
+(for LLW, WW and CS the variable of the pattern's own class -- for MProt, of its assigned positive
+prototype -- is fixed at 0 by hi = 0, as are MProt's other positive prototypes).  The box-
+constrained kinds solve their pattern subproblem with ``box_rank_one``; CS, whose variables share
+the budget sum_r alpha_ir <= C (MProt 10-11, ISVM F.3-F.4), with ``budget_rank_one``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-SIGN, LLW, WW = 0, 1, 2
+SIGN, LLW, WW, CS = 0, 1, 2, 3
 
 
 @nb.njit(cache=True)
@@ -130,8 +133,96 @@ def box_rank_one(g, k, c, v, lo, hi, delta, breaks):
 
 
 @nb.njit(cache=True)
-def pattern_violation(g, alpha_i, hi_i):
-    """Largest projected-gradient violation of the KKT conditions among pattern i's variables."""
+def budget_rank_one(g, k, alpha_i, hi_i, delta):
+    """Exactly maximise g.d - k/2 (||d||^2 + (1.d)^2) over alpha + d >= 0, sum(alpha + d) <= C.
+
+    The KKT conditions give alpha_r + d_r = max(0, a_r - tau) with a_r = alpha_r + g_r / k, where
+    either the budget is slack and tau solves S(tau) - s0 = tau (S(tau) = sum max(0, a_r - tau),
+    s0 = sum alpha), or it binds and tau solves S(tau) = C.  Both are found on the sorted a_r, as
+    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0.
+    """
+    m, s0, budget = 0, 0.0, 0.0
+    for j in range(g.size):
+        delta[j] = 0.0
+        if hi_i[j] > 0.0:
+            m += 1
+            s0 += alpha_i[j]
+            budget = max(budget, hi_i[j])
+    if m == 0:
+        return
+    if k <= 0.0:  # linear objective: the whole budget on the best variable, if it gains
+        best = -1
+        for j in range(g.size):
+            if hi_i[j] > 0.0 and (best < 0 or g[j] > g[best]):
+                best = j
+        for j in range(g.size):
+            if hi_i[j] > 0.0:
+                delta[j] = -alpha_i[j]
+        if g[best] > 0.0:
+            delta[best] += budget
+        return
+    a = np.empty(m)
+    p = 0
+    for j in range(g.size):
+        if hi_i[j] > 0.0:
+            a[p] = alpha_i[j] + g[j] / k
+            p += 1
+    a = -np.sort(-a)  # descending
+    # Budget slack: on the segment with the top p values above tau, tau = (sum_p a - s0) / (p+1).
+    tau, total = -s0, 0.0
+    for p in range(m + 1):
+        if p > 0:
+            total += a[p - 1]
+        t = (total - s0) / (p + 1)
+        upper = a[p - 1] if p > 0 else np.inf
+        lower = a[p] if p < m else -np.inf
+        if lower <= t < upper:
+            tau = t
+            break
+    used = 0.0
+    for p in range(m):
+        used += max(0.0, a[p] - tau)
+    if used > budget:  # the budget binds: S(tau) = C on the segment with p values above tau
+        total = 0.0
+        for p in range(1, m + 1):
+            total += a[p - 1]
+            t = (total - budget) / p
+            lower = a[p] if p < m else -np.inf
+            if t >= lower:
+                tau = t
+                break
+    for j in range(g.size):
+        if hi_i[j] > 0.0:
+            delta[j] = max(0.0, alpha_i[j] + g[j] / k - tau) - alpha_i[j]
+
+
+@nb.njit(cache=True)
+def budget_violation(g, alpha_i, hi_i):
+    """KKT violation of a budget-constrained pattern (CS).
+
+    With the slack alpha_0 = C - sum_r alpha_r (gradient 0) the variables lie on a simplex, and
+    optimality is max_r g_r <= min_{r: alpha_r > 0} g_r over the variables and the slack.
+    """
+    budget, used = 0.0, 0.0
+    g_max, g_min = 0.0, np.inf  # the slack's gradient 0 always counts in the max
+    for j in range(g.size):
+        if hi_i[j] <= 0.0:
+            continue
+        budget = max(budget, hi_i[j])
+        used += alpha_i[j]
+        g_max = max(g_max, g[j])
+        if alpha_i[j] > 0.0:
+            g_min = min(g_min, g[j])
+    if used < budget * (1.0 - 1e-12):  # a budget met up to rounding counts as binding
+        g_min = min(g_min, 0.0)
+    return max(g_max - g_min, 0.0) if g_min < np.inf else g_max
+
+
+@nb.njit(cache=True)
+def pattern_violation(kind, g, alpha_i, hi_i):
+    """Largest KKT violation among pattern i's variables (projected gradient; CS: see above)."""
+    if kind == CS:
+        return budget_violation(g, alpha_i, hi_i)
     worst = 0.0
     for j in range(g.size):
         if hi_i[j] <= 0.0:
@@ -147,11 +238,16 @@ def pattern_violation(g, alpha_i, hi_i):
 
 
 @nb.njit(cache=True)
-def pattern_is_shrinkable(g, alpha_i, hi_i, threshold):
-    """True when every variable sits at a bound with its gradient pointing out by > threshold."""
+def pattern_is_shrinkable(kind, g, alpha_i, hi_i, threshold):
+    """True when every variable sits at a bound with its gradient pointing out by > threshold.
+
+    For CS only patterns with every variable at 0 are shrunk (the budget bound is shared).
+    """
     for j in range(g.size):
         if hi_i[j] <= 0.0:
             continue
+        if kind == CS and alpha_i[j] > 0.0:
+            return False
         if alpha_i[j] <= 0.0:
             if g[j] > -threshold:
                 return False

@@ -5,7 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from msvm.fast import InhibitorySVC, LeeLinWahbaSVC, OneVsAllSVC, WestonWatkinsSVC
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    OneVsAllSVC,
+    WestonWatkinsSVC,
+)
 from msvm.reference import FORMULATIONS
 
 MACHINES = {
@@ -14,7 +20,15 @@ MACHINES = {
     "weston_watkins": (WestonWatkinsSVC, "weston_watkins", {}),
     "weston_watkins-bias": (WestonWatkinsSVC, "weston_watkins", {"fit_intercept": True}),
     "lee_lin_wahba": (LeeLinWahbaSVC, "lee_lin_wahba", {}),
+    "crammer_singer": (CrammerSingerSVC, "crammer_singer", {}),
+    "crammer_singer-cost": (CrammerSingerSVC, "crammer_singer", {"cost": "random"}),
 }
+COST = np.random.default_rng(5).uniform(0.5, 2.0, size=(10, 10))
+np.fill_diagonal(COST, 0.0)
+
+
+def resolved(options, L):
+    return {k: (COST[:L, :L] if v == "random" else v) for k, v in options.items()}
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +40,7 @@ def references(problem):
         X,
         y,
         {
-            label: FORMULATIONS[formulation].dual(p, **options)
+            label: FORMULATIONS[formulation].dual(p, **resolved(options, p.n_classes))
             for label, (_, formulation, options) in MACHINES.items()
         },
     )
@@ -35,7 +49,7 @@ def references(problem):
 def fit(label, p, X, y, **kw):
     estimator, _, options = MACHINES[label]
     params = dict(C=p.C, kernel=p.kernel, random_state=0, max_iter=100_000)
-    return estimator(**{**params, **options, **kw}).fit(X, y)
+    return estimator(**{**params, **resolved(options, p.n_classes), **kw}).fit(X, y)
 
 
 @pytest.mark.parametrize("label", list(MACHINES))
@@ -44,14 +58,14 @@ def test_engine_reaches_the_reference_optimum(references, held_out, label):
     ref = refs[label]
     clf = fit(label, p, X, y, tol=1e-6)
     assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
-    if not MACHINES[label][2]:  # with a bias, alpha meets sum_i B_ik = 0 only to within tol
+    if "fit_intercept" not in MACHINES[label][2]:  # with a bias, sum_i B_ik = 0 holds to tol
         assert clf.dual_objective_ <= ref.objective * (1 + 1e-9) + 1e-9
-    Xt = held_out[name]
-    s_ref = ref.decision_function(Xt)
-    top2 = np.sort(s_ref, axis=1)[:, -2:]
-    clear = top2[:, 1] - top2[:, 0] > 1e-2 * (1 + np.abs(s_ref).max())
-    np.testing.assert_array_equal(clf.predict(Xt)[clear], ref.predict(Xt)[clear])
-    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
+    for points in (X, held_out[name]):  # equal predictions wherever the reference is not tied
+        s_ref = ref.decision_function(points)
+        top2 = np.sort(s_ref, axis=1)[:, -2:]
+        clear = top2[:, 1] - top2[:, 0] > 1e-2 * (1 + np.abs(s_ref).max())
+        assert clear.mean() > 0.8
+        np.testing.assert_array_equal(clf.predict(points)[clear], ref.predict(points)[clear])
 
 
 @pytest.mark.parametrize("solver", ["smo", "sgd"])
@@ -66,7 +80,8 @@ def test_papers_solvers_reach_the_optimum_to_their_tolerance(references, label, 
     assert np.mean(clf.predict(X) == ref.predict(X)) >= 0.97
 
 
-def test_greedy_selection_reaches_the_same_optimum(references):
+@pytest.mark.parametrize("label", ["inhibitory", "crammer_singer"])
+def test_greedy_selection_reaches_the_same_optimum(references, label):
     name, p, X, y, refs = references
-    clf = fit("inhibitory", p, X, y, tol=1e-6, selection="greedy")
-    assert clf.objective_ == pytest.approx(refs["inhibitory"].objective, rel=1e-4)
+    clf = fit(label, p, X, y, tol=1e-6, selection="greedy")
+    assert clf.objective_ == pytest.approx(refs[label].objective, rel=1e-4)

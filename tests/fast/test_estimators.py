@@ -14,9 +14,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm.core import datasets
-from msvm.fast import InhibitorySVC, LeeLinWahbaSVC, OneVsAllSVC, WestonWatkinsSVC
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    OneVsAllSVC,
+    WestonWatkinsSVC,
+)
 
-ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC]
+ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC, CrammerSingerSVC]
 
 
 @parametrize_with_checks(
@@ -28,6 +34,8 @@ ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC]
         LeeLinWahbaSVC(random_state=0),
         InhibitorySVC(kernel="linear", random_state=0),
         InhibitorySVC(solver="smo", random_state=0),
+        CrammerSingerSVC(random_state=0),
+        CrammerSingerSVC(kernel="linear", random_state=0),
     ]
 )
 def test_scikit_learn_compatible(estimator, check):
@@ -154,3 +162,11 @@ def test_jit_disabled_gives_the_same_answer(tmp_path):
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout.split()
     np.testing.assert_allclose(np.array(plain, float), np.array(jitted, float), rtol=1e-12)
+
+
+def test_crammer_singer_refuses_single_variable_solvers_and_bad_costs(wine):
+    X, y = wine
+    with pytest.raises(ValueError, match="solver"):
+        CrammerSingerSVC(solver="smo").fit(X, y)
+    with pytest.raises(ValueError, match="cost"):
+        CrammerSingerSVC(cost=np.ones((2, 2))).fit(X, y)

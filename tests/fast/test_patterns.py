@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msvm.fast.patterns import box_rank_one
+from msvm.fast.patterns import box_rank_one, budget_rank_one, budget_violation
 
 
 def objective(d, g, k, c, v):
@@ -68,3 +68,44 @@ def test_unconstrained_optimum_solves_the_linear_system(c):
     box_rank_one(g, k, c * 0.9, v, -10 * np.ones(3), 10 * np.ones(3), d, np.empty(6))
     H = k * (np.eye(3) - 0.9 * c * np.outer(v, v))
     np.testing.assert_allclose(H @ d, g, atol=1e-10)
+
+
+@settings(max_examples=150, deadline=None)
+@given(L=st.integers(1, 10), seed=st.integers(0, 10_000), k=st.floats(0.05, 5.0))
+def test_budget_rank_one_is_exact(L, seed, k):
+    """The Crammer-Singer / MProt pattern step: max g.d - k/2(|d|^2 + (1.d)^2), simplex budget."""
+    rng = np.random.default_rng(seed)
+    budget = rng.uniform(0.1, 2.0)
+    free = rng.random(L) < 0.8
+    alpha = rng.dirichlet(np.ones(L)) * budget * rng.uniform(0, 1) * free
+    hi = np.where(free, budget, 0.0)
+    g = rng.normal(scale=2.0, size=L)
+    d = np.empty(L)
+    budget_rank_one(g, k, alpha, hi, d)
+    beta = alpha + d
+    assert np.all(beta >= -1e-12) and beta.sum() <= budget + 1e-10
+    assert np.all(d[~free] == 0.0)
+
+    x = cp.Variable(L)
+    H = k * (np.eye(L) + np.ones((L, L)))
+    constraints = [alpha + x >= 0, cp.sum(alpha + x) <= budget]
+    constraints += [x[j] == 0 for j in range(L) if not free[j]]
+    prob = cp.Problem(cp.Maximize(g @ x - 0.5 * cp.quad_form(x, H)), constraints)
+    prob.solve(solver="CLARABEL")
+    value = g @ d - 0.5 * d @ H @ d
+    assert value >= prob.value - 1e-7 * (1 + abs(prob.value))
+
+
+def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
+    """After an exact pattern step with K_ii = k, the pattern's own KKT violation vanishes."""
+    rng = np.random.default_rng(0)
+    L, k, budget = 6, 1.3, 1.0
+    alpha = np.zeros(L)
+    hi = np.full(L, budget)
+    hi[2] = 0.0
+    g0 = rng.normal(size=L) + 1.0
+    d = np.empty(L)
+    budget_rank_one(g0, k, alpha, hi, d)
+    g = g0 - k * (d + d.sum())  # the gradient after the step
+    assert budget_violation(g, alpha + d, hi) < 1e-12
+    assert budget_violation(g0, alpha, hi) > 0.1
