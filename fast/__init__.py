@@ -35,11 +35,13 @@ from msvm.fast.estimators import (  # noqa: E402 - after the cache folder is cho
     OneVsAllSVC,
     WestonWatkinsSVC,
 )
+from msvm.fast.mprot import MultiPrototypeSVC  # noqa: E402
 
 __all__ = [
     "CrammerSingerSVC",
     "InhibitorySVC",
     "LeeLinWahbaSVC",
+    "MultiPrototypeSVC",
     "OneVsAllSVC",
     "WestonWatkinsSVC",
 ]

@@ -239,10 +239,11 @@ class DecompositionSolver:
     y_index : (N,) class index; tol : KKT tolerance; max_iter : epochs; shrinking : bool
     selection : "cyclic" (random permutations, with shrinking) or "greedy" (largest violation)
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
+    stop : callable or None, checked after every epoch; True ends the run (MProt Figure 11)
     """
 
     def __init__(self, kind, c, lin, hi, y_index, *, tol, max_iter, shrinking, random_state,
-                 selection="cyclic", offset=0.0, verbose=0):  # fmt: skip
+                 selection="cyclic", offset=0.0, verbose=0, stop=None):  # fmt: skip
         self.kind, self.c, self.lin, self.hi = kind, float(c), lin, hi
         self.y_index, self.tol, self.max_iter = y_index, tol, max_iter
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
@@ -252,6 +253,7 @@ class DecompositionSolver:
         # the stopping rule, and an O(N L) update for a negligible change is wasted work.
         self.skip_below = SKIP_FRACTION * tol
         self.rng = check_random_state(random_state)
+        self.stop = stop  # optional callable: end the run early when it returns True
 
     def _dual(self, alpha, kdiag):
         return (alpha, self.hi, self.lin, self.y_index, kdiag)
@@ -273,6 +275,8 @@ class DecompositionSolver:
             worst, keep, steps = epoch(order, shrink_at if self.shrinking else np.inf)
             self.n_steps += steps
             full_pass = active.size == n_patterns
+            if self.stop is not None and self.stop():
+                return n_iter, worst
             if self.verbose:
                 print(f"epoch {n_iter}: {active.size} active, max KKT violation {worst:.3e}")
             if worst <= self.tol:

@@ -1,0 +1,225 @@
+"""The multi-prototype SVM of Aiolli & Sperduti (2005), MProt, on the decomposition engine.
+
+q prototypes per class (prototype r belongs to class r // q).  With the assignment of every
+pattern to one of its positive prototypes fixed, MProt (8) is the convex problem whose dual is
+(11): the Crammer-Singer dual over prototypes, solved here by the engine's budget-constrained
+pattern step (``patterns.CS``).  Around it, the assignment is improved as in MProt §6:
+
+* ``assignment="greedy"`` (§6.1): each pattern moves to the positive prototype of least slack
+  xi_i^r = [theta_i + 1 - f_r(x_i)]_+, theta_i = max over the other classes' prototypes; the dual
+  variables of a pattern whose assignment changed are reset to 0 ("restore KKT conditions"), and
+  the static problem is re-optimised from there.  The optimal primal value never increases.
+* ``assignment="annealed"`` (§6.2, Figure 11): the new prototype is drawn with probability (17),
+  p_i(s) = exp(-C (xi_i^s - xi_i^0) / T) / Z_i, at temperature T(t) = T0 (1 - tau)^t.  The primal
+  may rise while T is high; the model kept is the one of least primal value found.
+
+As in Figure 11, each static optimisation (engine epochs, warm-started) runs only until the primal
+falls below E(t), the value of the new assignment at the previous dual variables; after the last
+assignment step the static problem is solved to ``tol``.  ``primal_path_`` holds E(t) for every
+step, then the final optimum: non-increasing for the greedy update (tested), and free to rise
+with the temperature when annealed.  The model kept is the one of least primal value.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from msvm.core.objectives import canonical_objective, multi_prototype_loss
+from msvm.fast.base import BaseMulticlassSVC
+from msvm.fast.engine import DecompositionSolver, outputs_from_coef
+from msvm.fast.kernels import column_source, precomputed_source
+from msvm.fast.patterns import CS, dual_vectors
+
+
+def positive_slacks(F, y_index, proto_class):
+    """xi_i^r = [theta_i + 1 - f_r(x_i)]_+ for every prototype (inf for the other classes')."""
+    negative = proto_class[None, :] != y_index[:, None]
+    theta = np.where(negative, F, -np.inf).max(axis=1)
+    return np.where(negative, np.inf, np.maximum(0.0, theta[:, None] + 1.0 - F))
+
+
+class MultiPrototypeSVC(BaseMulticlassSVC):
+    """Multi-prototype multiclass SVM (MProt 2, 8, 11, §6), kernel or linear.
+
+    Parameters
+    ----------
+    n_prototypes : int, default=3
+        q, prototypes per class; q = 1 is the Crammer-Singer machine.
+    assignment : {"annealed", "greedy"}, default="annealed"
+    n_assignment_steps : int, default=150
+        t_max, the number of assignment updates (each followed by a static optimisation).
+    T0, tau : float, default=10.0 and 0.05
+        The annealing schedule T(t) = T0 (1 - tau)^t (MProt §8).
+    kernel, gamma, degree, coef0 : default "poly", 1.0, 1, 1.0
+        The paper's linear kernel <x, y> + 1.
+    C, tol, max_iter, shrinking, cache_size, random_state, verbose : as for CrammerSingerSVC;
+        ``random_state`` seeds the initial assignment, the annealing draws and the visiting order.
+
+    Attributes
+    ----------
+    prototype_class_ : (L q,) class of each prototype; assignment_ : (n_samples,) prototype of
+    each pattern; primal_path_ : primal value after each assignment step; objective_ : best.
+    dual_coef_ : (n_samples, L q) dual variables alpha_i^r of the negative prototypes.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from msvm.fast import MultiPrototypeSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = MultiPrototypeSVC(n_prototypes=2, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9
+    True
+    """
+
+    _kind = CS
+    _single_variable_solvers = False
+    _parameter_constraints = {
+        **BaseMulticlassSVC._parameter_constraints,
+        "n_prototypes": [Interval(Integral, 1, None, closed="left")],
+        "assignment": [StrOptions({"annealed", "greedy"})],
+        "n_assignment_steps": [Interval(Integral, 0, None, closed="left")],
+        "T0": [Interval(Real, 0, None, closed="neither")],
+        "tau": [Interval(Real, 0, 1, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_prototypes=3,
+        assignment="annealed",
+        n_assignment_steps=150,
+        T0=10.0,
+        tau=0.05,
+        C=1.0,
+        kernel="poly",
+        gamma=1.0,
+        degree=1,
+        coef0=1.0,
+        tol=1e-3,
+        max_iter=1000,
+        shrinking=True,
+        cache_size=200,
+        random_state=None,
+        verbose=0,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_prototypes = n_prototypes
+        self.assignment = assignment
+        self.n_assignment_steps = n_assignment_steps
+        self.T0 = T0
+        self.tau = tau
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed)."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        L, q, C = self.classes_.size, int(self.n_prototypes), float(self.C)
+        if L < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
+            )
+        rng = check_random_state(self.random_state)
+        self.n_iter_ = 0
+        self._gamma = self._gamma_value(X)
+        source = (
+            precomputed_source(X)
+            if self.kernel == "precomputed"
+            else column_source(
+                X, self.kernel, self._gamma, self.degree, self.coef0, self.cache_size
+            )  # fmt: skip
+        )
+        proto_class = np.repeat(np.arange(L), q)
+        negative = (proto_class[None, :] != y_index[:, None]).astype(float)
+        assigned = y_index * q + rng.randint(q, size=y_index.size)  # pi(1), drawn at random
+        alpha = np.zeros((y_index.size, L * q))
+        U = np.zeros(alpha.shape, order="F")
+
+        def primal():
+            Z, _ = dual_vectors(CS, alpha, assigned, 0.0)
+            loss = multi_prototype_loss(U, assigned, proto_class, y_index)
+            return canonical_objective(float(np.sum(Z * U)), loss, C)
+
+        energy = primal()  # E(1) = P_pi(1)(0)
+        path, best = [energy], None
+        for t in range(int(self.n_assignment_steps)):
+            self._static_step(source, alpha, U, assigned, negative, C, rng,
+                              stop=lambda e=energy: primal() < e)  # fmt: skip
+            new = self._new_assignment(U, y_index, proto_class, assigned, C, t, rng)
+            changed = new != assigned
+            if not changed.any() and self.assignment == "greedy":
+                break
+            assigned = new
+            energy = primal()  # E(t+1) = P_pi(t+1)(alpha)
+            path.append(energy)
+            if best is None or energy < best[0]:
+                best = (energy, assigned.copy())
+            alpha[changed] = 0.0  # restore the admissibility conditions (MProt §6.1)
+            U[:] = self._outputs(source, 0.0, alpha, assigned, 0.0)
+        if best is not None and best[0] < energy - 1e-12:  # annealing wandered off: go back
+            assigned = best[1]
+            alpha[:] = 0.0
+            U[:] = 0.0
+        self._static_step(source, alpha, U, assigned, negative, C, rng)  # solved to tol
+        path.append(primal())
+        self.primal_path_ = np.array(path)
+        self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
+        return self
+
+    def _static_step(self, source, alpha, U, assigned, negative, C, rng, stop=None):
+        solver = DecompositionSolver(
+            CS, 0.0, negative, C * negative, assigned, tol=self.tol, max_iter=self.max_iter,
+            shrinking=self.shrinking, random_state=rng, verbose=self.verbose, stop=stop,
+        )  # fmt: skip
+        iters, self.kkt_violation_ = solver.solve_kernel(source, alpha, U)
+        self.n_iter_ += iters
+
+    def _new_assignment(self, F, y_index, proto_class, assigned, C, t, rng):
+        """Greedy (least slack) or drawn from MProt (17) at temperature T0 (1 - tau)^t."""
+        xi = positive_slacks(F, y_index, proto_class)
+        if self.assignment == "greedy":
+            return np.argmin(xi, axis=1)
+        T = self.T0 * (1.0 - self.tau) ** t
+        logits = -C * (xi - xi.min(axis=1, keepdims=True)) / T
+        p = np.exp(logits)  # exp(-inf) = 0 for the other classes' prototypes
+        p /= p.sum(axis=1, keepdims=True)
+        draws = rng.random_sample(y_index.size)[:, None]
+        return np.minimum((p.cumsum(axis=1) < draws).sum(axis=1), p.shape[1] - 1)
+
+    def _finish(self, X, alpha, assigned, proto_class, y_index, primal):
+        _, B = dual_vectors(CS, alpha, assigned, 0.0)
+        self.dual_coef_ = alpha
+        self.assignment_ = assigned
+        self.prototype_class_ = proto_class
+        self.intercept_ = np.zeros(proto_class.size)
+        self.objective_ = primal
+        self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
+        self._sv_coef = B[self.support_]
+        self.support_vectors_ = (
+            np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]
+        )
+
+    def _scores(self, X):
+        """Class scores: the best prototype of each class (MProt 2)."""
+        raw = super()._scores(X)
+        return raw.reshape(raw.shape[0], self.classes_.size, -1).max(axis=2)

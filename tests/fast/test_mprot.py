@@ -1,0 +1,67 @@
+"""MultiPrototypeSVC: the static step against MProt (11), q = 1 against Crammer-Singer, and the
+assignment updates of MProt §6."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from msvm.core import datasets
+from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC
+from msvm.reference import FORMULATIONS, Problem
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = datasets.load("wine")
+    return X, y, Problem(X, y, C=1.0, kernel="rbf")
+
+
+@pytest.mark.parametrize("q", [1, 2, 3])
+def test_static_step_equals_the_reference_dual(wine, q):
+    """With no assignment step, the fit is MProt (8) at the random initial assignment."""
+    X, y, p = wine
+    clf = MultiPrototypeSVC(n_prototypes=q, n_assignment_steps=0, kernel="rbf", gamma="scale",
+                            tol=1e-6, max_iter=100_000, random_state=0).fit(X, y)  # fmt: skip
+    assignment = clf.assignment_ - p.y_index * q
+    ref = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=assignment)
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
+    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
+
+
+def test_one_prototype_is_crammer_singer(wine):
+    X, y, _ = wine
+    params = dict(kernel="rbf", tol=1e-6, max_iter=100_000, random_state=0)
+    mprot = MultiPrototypeSVC(n_prototypes=1, gamma="scale", **params).fit(X, y)
+    cs = CrammerSingerSVC(**params).fit(X, y)
+    assert mprot.objective_ == pytest.approx(cs.objective_, rel=1e-6)
+    np.testing.assert_allclose(mprot.decision_function(X), cs.decision_function(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("q", [2, 4])
+def test_greedy_assignment_never_increases_the_primal(q):
+    X, y = datasets.load("digits", n_samples=300)
+    clf = MultiPrototypeSVC(n_prototypes=q, assignment="greedy", random_state=1).fit(X, y)
+    path = clf.primal_path_
+    assert path.size > 2  # assignments did change
+    assert np.all(np.diff(path) <= 1e-6 * path[:-1])
+    assert path[-1] < path[1]
+
+
+def test_annealing_improves_on_one_prototype_and_is_reproducible():
+    X, y = datasets.load("digits", n_samples=400)
+    Xt, yt = datasets.load("digits", n_samples=1700, random_state=1)
+    one = MultiPrototypeSVC(n_prototypes=1, random_state=0).fit(X, y)
+    many = MultiPrototypeSVC(n_prototypes=3, random_state=0).fit(X, y)
+    again = MultiPrototypeSVC(n_prototypes=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(many.assignment_, again.assignment_)
+    assert many.objective_ == pytest.approx(again.objective_)
+    assert many.score(Xt, yt) >= one.score(Xt, yt) - 0.01
+    # the kept model is the static optimum of the best assignment met on the way
+    assert many.objective_ <= many.primal_path_[:-1].min() * (1 + 1e-9)
+
+
+@parametrize_with_checks([MultiPrototypeSVC(n_prototypes=2, n_assignment_steps=5, random_state=0)])
+def test_scikit_learn_compatible(estimator, check):
+    check(estimator)
