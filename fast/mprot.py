@@ -33,7 +33,7 @@ from sklearn.utils.validation import validate_data
 
 from msvm.core.objectives import canonical_objective, multi_prototype_loss
 from msvm.fast.base import BaseMulticlassSVC
-from msvm.fast.engine import DecompositionSolver, outputs_from_coef
+from msvm.fast.engine import DecompositionSolver
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import CS, dual_vectors
 
