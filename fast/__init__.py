@@ -36,6 +36,7 @@ from msvm.fast.estimators import (  # noqa: E402 - after the cache folder is cho
     WestonWatkinsSVC,
 )
 from msvm.fast.mprot import MultiPrototypeSVC  # noqa: E402
+from msvm.fast.simplex import SimplexSVC  # noqa: E402
 
 __all__ = [
     "CrammerSingerSVC",
@@ -43,5 +44,6 @@ __all__ = [
     "LeeLinWahbaSVC",
     "MultiPrototypeSVC",
     "OneVsAllSVC",
+    "SimplexSVC",
     "WestonWatkinsSVC",
 ]

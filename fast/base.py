@@ -112,6 +112,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
+        self._y_index = y_index
         L = self.classes_.size
         if L < 2:
             raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
@@ -127,7 +128,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self._gamma = self._gamma_value(X)
         c = self._inhibition(L)
         lin0, free = self._dual_terms(y_index, L)
-        hi = C * free
+        hi = self._upper_bounds(C, free)
         alpha = self._initial_alpha(free.shape, C) * free
         b = (
             self.intercept_.copy()
@@ -180,8 +181,9 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.dual_coef_ = alpha
         self._fitted_C = C
         self.intercept_ = b if self._fit_intercept() else np.zeros(L)
-        self.objective_ = canonical_objective(norm_sq, self._loss(F, y_index), C)
-        self.dual_objective_ = float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
+        self.objective_, self.dual_objective_ = self._objectives(
+            norm_sq, F, alpha, lin0, y_index, C
+        )
         self.relative_gap_ = (self.objective_ - self.dual_objective_) / abs(self.objective_)
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
         self._sv_coef = B[self.support_]
@@ -192,6 +194,14 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         if self.kernel == "linear":
             self.coef_ = (W if linear else np.asarray(X.T @ B)).T
         return self
+
+    def _upper_bounds(self, C, free):
+        return C * free
+
+    def _objectives(self, norm_sq, F, alpha, lin0, y_index, C):
+        """Canonical primal 1/2 ||w||^2 + C loss(F) and dual sum lin alpha - 1/2 ||w||^2."""
+        primal = canonical_objective(norm_sq, self._loss(F, y_index), C)
+        return primal, float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
 
     def _bias_penalty(self, X, linear) -> float:
         """rho for the bias's augmented Lagrangian: the mean kernel diagonal."""

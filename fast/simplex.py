@@ -1,0 +1,175 @@
+"""Simplex-coded multiclass learning (Mroueh, Poggio, Rosasco & Slotine 2011) as an estimator.
+
+Classes are coded by the simplex code a_1..a_T in R^{T-1} (Definition 1.1) and a point is decoded
+by argmax_t <f(x), a_t>.
+
+Hinge loss.  The dual of §1.3 is max sum_i alpha_i - 1/2 alpha^T Q alpha, 0 <= alpha <= C, with
+Q_ij = K_ij y_i^T y_j.  Since <a_s, a_t> = kappa [I(s = t) - 1/T], kappa = T/(T-1), Q is the
+inhibitory kernel K [I(j = j') - 1/T] (ISVM 6.3) restricted to each pattern's own class and scaled
+by kappa.  With beta = kappa alpha the problem is kappa^-1 times the inhibitory dual (mu = 1/T)
+with only the true-class variables free and the box [0, kappa C]; the engine solves exactly that,
+one variable per pattern, and its outputs are the decoding scores <f(x_i), a_t>.
+
+Squared loss.  (K + (n lambda / 2) I) C = Y with C = 1/(n lambda) on the canonical scale is
+(K + I / (2C)) B = Y; one eigendecomposition K = V diag(s) V^T gives B for any C as
+V diag(1 / (s + 1/(2C))) V^T Y (``coef_path``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from msvm.core import objectives
+from msvm.core.coding import one_hot, simplex_code
+from msvm.core.kernels import kernel_matrix
+from msvm.fast.base import BaseMulticlassSVC
+from msvm.fast.patterns import SIGN
+
+
+class SimplexSVC(BaseMulticlassSVC):
+    """Simplex-coded SVM: ``loss="hinge"`` on the engine, ``loss="squared"`` in closed form.
+
+    Parameters
+    ----------
+    loss : {"hinge", "squared"}, default="hinge"
+    C : float, default=1.0
+        Canonical scale 1/2 ||f||^2 + C sum(loss); the paper's lambda is 1/(n C).
+    kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
+    warm_start : as for the other estimators (the hinge loss uses the engine).
+
+    Attributes
+    ----------
+    code_ : (n_classes, n_classes - 1) simplex code, row t is a_t
+    dual_coef_ : (n_samples,) alpha for the hinge loss, f(x) = sum_k k(x, x_k) alpha_k y_k;
+        (n_samples, n_classes - 1) coefficients C for the squared loss
+    code_coef_ : coefficients c_k (rows of the support vectors) in code space
+    objective_, dual_objective_ : canonical primal and dual values (equal for the squared loss)
+    """
+
+    _kind = SIGN
+    _single_variable_solvers = False
+    _parameter_constraints = {
+        **BaseMulticlassSVC._parameter_constraints,
+        "loss": [StrOptions({"hinge", "squared"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="hinge",
+        C=1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        tol=1e-3,
+        max_iter=1000,
+        shrinking=True,
+        cache_size=200,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+    ):
+        self.loss = loss
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.shrinking = shrinking
+        self.cache_size = cache_size
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    # the engine's problem for the hinge loss
+    solver, selection, eta = "dcd", "cyclic", 0.5
+
+    def _kappa(self, T):
+        return T / (T - 1.0)
+
+    def _inhibition(self, T):
+        return 1.0 / T
+
+    def _dual_terms(self, y_index, T):
+        free = one_hot(y_index, T)
+        return free, free
+
+    def _upper_bounds(self, C, free):
+        return self._kappa(free.shape[1]) * C * free
+
+    def _initial_alpha(self, shape, C):
+        if self.warm_start and getattr(self, "_beta", np.zeros(0)).shape == shape:
+            return np.minimum(self._beta * (C / self._fitted_C), self._kappa(shape[1]) * C)
+        return np.zeros(shape)
+
+    def _objectives(self, norm_sq, F, beta, lin0, y_index, C):
+        """||f||^2 = sum_i alpha_i <y_i, f(x_i)> = norm_sq / kappa; loss on <y_i, f(x_i)>."""
+        kappa = self._kappa(F.shape[1])
+        margins = F[np.arange(F.shape[0]), y_index]  # <y_i, f(x_i)> = score of the own class
+        norm = norm_sq / kappa
+        primal = objectives.canonical_objective(norm, np.maximum(0.0, 1.0 - margins).sum(), C)
+        return primal, float(beta.sum() / kappa - 0.5 * norm)
+
+    def fit(self, X, y):
+        """Fit to ``X`` (dense or CSR; Gram matrix if precomputed)."""
+        if self.loss == "squared":
+            return self._fit_squared(X, y)
+        super().fit(X, y)
+        T = self.classes_.size
+        self._beta = self.dual_coef_
+        rows = np.arange(self._beta.shape[0])
+        self.dual_coef_ = self._beta[rows, self._y_index] / self._kappa(T)
+        self.code_ = simplex_code(T)
+        self.code_coef_ = (self.dual_coef_[:, None] * self.code_[self._y_index])[self.support_]
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit_squared(self, X, y):
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
+        check_classification_targets(y)
+        self.classes_, self._y_index = np.unique(y, return_inverse=True)
+        T = self.classes_.size
+        if T < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got {T} class.")
+        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
+            )
+        self._gamma = self._gamma_value(X)
+        K = X if self.kernel == "precomputed" else kernel_matrix(
+            X, X, self.kernel, self._gamma, self.degree, self.coef0
+        )  # fmt: skip
+        K = np.asarray(K)
+        s, V = np.linalg.eigh(0.5 * (K + K.T))
+        self._eigen = (np.maximum(s, 0.0), V)
+        self._targets = simplex_code(T)[self._y_index]
+        B = self.coef_path([self.C])[0]
+        F = K @ B
+        norm_sq = float(np.sum(B * F))
+        self.objective_ = objectives.canonical_objective(
+            norm_sq, objectives.simplex_square_loss(F, self._targets), float(self.C)
+        )
+        self.dual_objective_ = self.objective_  # closed form: the optimum itself
+        self.relative_gap_ = 0.0
+        self.n_iter_ = 1  # one closed-form solve
+        self.support_ = np.arange(X.shape[0])
+        self.support_vectors_ = np.empty((0, 0)) if self.kernel == "precomputed" else X
+        self._sv_coef = B @ simplex_code(T).T  # class scores <f(x), a_t>
+        self.intercept_ = np.zeros(T)
+        self.code_ = simplex_code(T)
+        self.dual_coef_ = self.code_coef_ = B  # the dual variables A of the square loss are B
+        return self
+
+    def coef_path(self, Cs):
+        """Squared loss: the coefficients B (n_samples, T-1) for every C in ``Cs`` (one eigh)."""
+        check_is_fitted(self, "_eigen")
+        s, V = self._eigen
+        VtY = V.T @ self._targets
+        return np.stack([V @ (VtY / (s + 1.0 / (2.0 * C))[:, None]) for C in Cs])

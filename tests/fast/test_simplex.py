@@ -1,0 +1,41 @@
+"""SimplexSVC against the reference layer's simplex_hinge and simplex_square."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from msvm.core import datasets
+from msvm.fast import SimplexSVC
+from msvm.reference import FORMULATIONS
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared"])
+def test_simplex_estimators_match_the_reference(problem, held_out, loss):
+    name, p, X, y = problem
+    ref = FORMULATIONS[f"simplex_{'square' if loss == 'squared' else loss}"].dual(p)
+    clf = SimplexSVC(loss=loss, C=p.C, kernel=p.kernel, tol=1e-6, max_iter=100_000,
+                     random_state=0).fit(X, y)  # fmt: skip
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
+    assert clf.dual_objective_ <= ref.objective * (1 + 1e-9)
+    Xt = held_out[name]
+    scale = 1 + np.abs(ref.decision_function(Xt)).max()
+    np.testing.assert_allclose(clf.decision_function(Xt), ref.decision_function(Xt),
+                               atol=1e-2 * scale)  # fmt: skip
+    if loss == "hinge":
+        np.testing.assert_allclose(clf.dual_coef_, ref.dual_coef, atol=1e-3 * p.C)
+
+
+def test_squared_loss_path_from_one_eigendecomposition():
+    X, y = datasets.load("wine")
+    Cs = [0.01, 0.1, 1.0, 10.0]
+    path = SimplexSVC(loss="squared").fit(X, y).coef_path(Cs)
+    for C, B in zip(Cs, path, strict=True):
+        single = SimplexSVC(loss="squared", C=C).fit(X, y)
+        np.testing.assert_allclose(B, single.code_coef_, atol=1e-10)
+
+
+@parametrize_with_checks([SimplexSVC(random_state=0), SimplexSVC(loss="squared")])
+def test_scikit_learn_compatible(estimator, check):
+    check(estimator)
