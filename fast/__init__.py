@@ -35,6 +35,7 @@ from msvm.fast.estimators import (  # noqa: E402 - after the cache folder is cho
     OneVsAllSVC,
     WestonWatkinsSVC,
 )
+from msvm.fast.mkpm import MKPMClassifier  # noqa: E402
 from msvm.fast.mprot import MultiPrototypeSVC  # noqa: E402
 from msvm.fast.simplex import SimplexSVC  # noqa: E402
 
@@ -42,6 +43,7 @@ __all__ = [
     "CrammerSingerSVC",
     "InhibitorySVC",
     "LeeLinWahbaSVC",
+    "MKPMClassifier",
     "MultiPrototypeSVC",
     "OneVsAllSVC",
     "SimplexSVC",
