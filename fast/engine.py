@@ -37,15 +37,12 @@ from msvm.fast.patterns import (
 # The dual state handed to the numba kernels:
 #   dual = (alpha, hi, lin, y_index, kdiag)  -- (N, L), (N, L), (N, L), (N,), (N,)
 #   kind, c                                  -- the pattern structure (msvm.fast.patterns)
-# and a work array of shape (8, L): g, v, lo, hi, delta, dB, U_i, and 2L breakpoints after it.
-
-
-def work_array(n_outputs: int) -> np.ndarray:
-    return np.empty((10, n_outputs))
+# and work arrays: ``work`` (10, L) with rows g, v, lo, hi, delta, dB, U_i, and ``scratch`` (2L,)
+# for the subproblem solvers (breakpoints, sorted values).
 
 
 @nb.njit(cache=True)
-def pattern_step(i, U_i, dual, kind, c, work, skip_below):
+def pattern_step(i, U_i, dual, kind, c, work, scratch, skip_below):
     """Solve pattern i's subproblem unless its KKT violation is at most ``skip_below``.
 
     Leaves the change of row i of B in ``work[5]``; returns (violation before, whether it moved).
@@ -59,13 +56,13 @@ def pattern_step(i, U_i, dual, kind, c, work, skip_below):
     if violation <= skip_below:
         return violation, False
     if kind == CS:
-        budget_rank_one(g, kdiag[i], alpha[i], hi[i], d)
+        budget_rank_one(g, kdiag[i], alpha[i], hi[i], d, scratch)
     else:
         ch = hessian_structure(kind, y, c, L, v)
         for j in range(L):
             lo_d[j] = -alpha[i, j]
             hi_d[j] = hi[i, j] - alpha[i, j]
-        box_rank_one(g, kdiag[i], ch, v, lo_d, hi_d, d, work[8:].ravel())
+        box_rank_one(g, kdiag[i], ch, v, lo_d, hi_d, d, scratch)
     moved = False
     for j in range(L):
         if d[j] != 0.0:
@@ -94,11 +91,12 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shrink_at, skip_below)
     """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken)."""
     alpha, hi = dual[0], dual[1]
     work = np.empty((10, U.shape[1]))
+    scratch = np.empty(2 * U.shape[1])
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
     for pos in range(order.size):
         i = order[pos]
-        violation, moved = pattern_step(i, U[i], dual, kind, c, work, skip_below)
+        violation, moved = pattern_step(i, U[i], dual, kind, c, work, scratch, skip_below)
         worst = max(worst, violation)
         if moved:
             steps += 1
@@ -128,12 +126,13 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
     alpha, hi, lin, y_index = dual[0], dual[1], dual[2], dual[3]
     N, L = U.shape
     work = np.empty((10, L))
+    scratch = np.empty(2 * L)
     g_n = np.empty(L)
     for step in range(n_steps):
         i = np.argmax(viol)
         if viol[i] <= tol:
             return step, viol[i]
-        _, moved = pattern_step(i, U[i], dual, kind, c, work, 0.0)
+        _, moved = pattern_step(i, U[i], dual, kind, c, work, scratch, 0.0)
         if not moved:  # the exact step could not reduce the violation (numerically stuck)
             viol[i] = 0.0
             continue
@@ -151,29 +150,38 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
 def row_outputs(i, rows, W, w0, out):
     """U_i = x_i W + w0 (dense or CSR row i)."""
     dense, data, indices, indptr = rows
-    out[:] = w0
+    L = out.size
+    for j in range(L):
+        out[j] = w0[j]
     if dense.shape[0] > 0:
         for f in range(dense.shape[1]):
             x = dense[i, f]
             if x != 0.0:
-                out += x * W[f]
+                for j in range(L):
+                    out[j] += x * W[f, j]
     else:
         for p in range(indptr[i], indptr[i + 1]):
-            out += data[p] * W[indices[p]]
+            x, f = data[p], indices[p]
+            for j in range(L):
+                out[j] += x * W[f, j]
 
 
 @nb.njit(cache=True)
 def add_row(i, rows, W, dB):
     """W += x_i^T dB."""
     dense, data, indices, indptr = rows
+    L = dB.size
     if dense.shape[0] > 0:
         for f in range(dense.shape[1]):
             x = dense[i, f]
             if x != 0.0:
-                W[f] += x * dB
+                for j in range(L):
+                    W[f, j] += x * dB[j]
     else:
         for p in range(indptr[i], indptr[i + 1]):
-            W[indices[p]] += data[p] * dB
+            x, f = data[p], indices[p]
+            for j in range(L):
+                W[f, j] += x * dB[j]
 
 
 @nb.njit(cache=True)
@@ -181,16 +189,18 @@ def linear_epoch(order, rows, offset, W, w0, dual, kind, c, shrink_at, skip_belo
     """One pass with explicit weights W = X^T B and w0 = offset 1^T B (the bias column)."""
     alpha, hi = dual[0], dual[1]
     work = np.empty((10, W.shape[1]))
+    scratch = np.empty(2 * W.shape[1])
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
     for pos in range(order.size):
         i = order[pos]
         row_outputs(i, rows, W, w0, work[6])
-        violation, moved = pattern_step(i, work[6], dual, kind, c, work, skip_below)
+        violation, moved = pattern_step(i, work[6], dual, kind, c, work, scratch, skip_below)
         worst = max(worst, violation)
         if moved:
             steps += 1
-            w0 += offset * work[5]
+            for j in range(W.shape[1]):
+                w0[j] += offset * work[5, j]
             add_row(i, rows, W, work[5])
         elif pattern_is_shrinkable(kind, work[0], alpha[i], hi[i], shrink_at):
             keep[pos] = False

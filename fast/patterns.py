@@ -133,13 +133,14 @@ def box_rank_one(g, k, c, v, lo, hi, delta, breaks):
 
 
 @nb.njit(cache=True)
-def budget_rank_one(g, k, alpha_i, hi_i, delta):
+def budget_rank_one(g, k, alpha_i, hi_i, delta, a):
     """Exactly maximise g.d - k/2 (||d||^2 + (1.d)^2) over alpha + d >= 0, sum(alpha + d) <= C.
 
     The KKT conditions give alpha_r + d_r = max(0, a_r - tau) with a_r = alpha_r + g_r / k, where
     either the budget is slack and tau solves S(tau) - s0 = tau (S(tau) = sum max(0, a_r - tau),
     s0 = sum alpha), or it binds and tau solves S(tau) = C.  Both are found on the sorted a_r, as
-    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0.
+    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0; ``a`` is a
+    work array of size >= L.
     """
     m, s0, budget = 0, 0.0, 0.0
     for j in range(g.size):
@@ -161,13 +162,15 @@ def budget_rank_one(g, k, alpha_i, hi_i, delta):
         if g[best] > 0.0:
             delta[best] += budget
         return
-    a = np.empty(m)
     p = 0
     for j in range(g.size):
         if hi_i[j] > 0.0:
-            a[p] = alpha_i[j] + g[j] / k
+            a[p] = -(alpha_i[j] + g[j] / k)
             p += 1
-    a = -np.sort(-a)  # descending
+    a = a[:m]
+    a.sort()  # in place, ascending in -a_r
+    for p in range(m):
+        a[p] = -a[p]  # a_r in descending order
     # Budget slack: on the segment with the top p values above tau, tau = (sum_p a - s0) / (p+1).
     tau, total = -s0, 0.0
     for p in range(m + 1):
