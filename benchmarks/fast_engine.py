@@ -8,12 +8,18 @@ benchmarks/results/fast_<part>.md.
 reference  engine (InhibitorySVC, default tol=1e-3) vs cvxpy + Clarabel (inhibitory dual) on
            digits subsets of 200, 400, 800 points, RBF, 10 classes; the table shows that the
            objectives agree to 1e-4 at that tolerance.
-svc        InhibitorySVC, WestonWatkinsSVC, OneVsAllSVC, LeeLinWahbaSVC vs scikit-learn SVC on the
-           full digits set (70/30 split, RBF, gamma='scale', C=1, default tolerances).
+svc        InhibitorySVC, WestonWatkinsSVC, OneVsAllSVC, LeeLinWahbaSVC, CrammerSingerSVC vs
+           scikit-learn SVC on the full digits set (70/30 split, RBF, gamma='scale', C=1, default
+           tolerances).
 scaling    engine vs solver="smo" (ISVM Algorithm 1): seconds per variable update as L grows
            (make_classification, 600 points, L = 3, 10, 26).
-linear     WestonWatkinsSVC / InhibitorySVC (linear kernel, explicit weights) vs LIBLINEAR's
-           Crammer-Singer (LinearSVC) on make_classification(100000, 50, 10 classes), same tol.
+linear     CrammerSingerSVC / WestonWatkinsSVC / InhibitorySVC (linear kernel, explicit weights)
+           vs LIBLINEAR's Crammer-Singer (LinearSVC) on make_classification(100000, 50, 10
+           classes), same tol (max_iter=300 epochs for the box-constrained machines).
+mprot      MultiPrototypeSVC on digits (70/30), the paper's linear kernel <x, y> + 1, q = 1, 3, 5,
+           10: test error and fit time (the shape of MProt Table 1).
+mkpm       MKPMClassifier on digits (whole path, D up to N) and with Nystroem on 20000 synthetic
+           points; accuracy and time against SVC on the same split.
 memory     peak resident memory of an RBF fit on 30000 points with cache_size=500 (LRU columns).
 first-fit  a fresh process: import and first InhibitorySVC fit on iris, numba cache warm.
 """
@@ -33,7 +39,15 @@ from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC, LinearSVC
 
 from msvm.core import datasets
-from msvm.fast import InhibitorySVC, LeeLinWahbaSVC, OneVsAllSVC, WestonWatkinsSVC
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    MKPMClassifier,
+    MultiPrototypeSVC,
+    OneVsAllSVC,
+    WestonWatkinsSVC,
+)
 from msvm.reference import FORMULATIONS, Problem
 
 RESULTS = Path(__file__).parent / "results"
@@ -90,7 +104,13 @@ def part_svc(repeats=5):
         "| estimator | fit [s] | SVC fit [s] | time ratio | test accuracy | SVC accuracy |",
         "|---|---|---|---|---|---|",
     ]
-    for Estimator in (InhibitorySVC, WestonWatkinsSVC, OneVsAllSVC, LeeLinWahbaSVC):
+    for Estimator in (
+        InhibitorySVC,
+        WestonWatkinsSVC,
+        OneVsAllSVC,
+        LeeLinWahbaSVC,
+        CrammerSingerSVC,
+    ):
         clf, t = best_of(lambda E=Estimator: E(random_state=0).fit(Xtr, ytr), repeats)
         lines.append(
             f"| {Estimator.__name__} | {t:.3f} | {t_peer:.3f} | {t / t_peer:.1f} | "
@@ -141,21 +161,23 @@ def part_linear(n=100_000, tol=1e-2):
         f"tol={tol} for every solver (largest KKT violation; LIBLINEAR's Crammer-Singer stops on "
         "the same quantity).\n",
         "| estimator | fit [s] | LinearSVC(crammer_singer) [s] | time ratio | objective "
-        "(canonical) | train accuracy |",
-        "|---|---|---|---|---|---|",
+        "(canonical) | epochs | final KKT violation | train accuracy |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         liblinear = LinearSVC(multi_class="crammer_singer", tol=tol, fit_intercept=False)
         peer, t_peer = timed(lambda: liblinear.fit(X, y))
         lines.append(f"| LinearSVC crammer_singer | {t_peer:.2f} | {t_peer:.2f} | 1.0 | "
-                     f"{crammer_singer_objective(peer.coef_, X, y):.4f} | "
+                     f"{crammer_singer_objective(peer.coef_, X, y):.4f} | {peer.n_iter_} | | "
                      f"{peer.score(X, y):.4f} |")  # fmt: skip
-        for Estimator in (WestonWatkinsSVC, InhibitorySVC):
-            clf, t = timed(lambda E=Estimator: E(kernel="linear", tol=tol, random_state=0)
-                           .fit(X, y))  # fmt: skip
+        for Estimator, epochs in ((CrammerSingerSVC, 1000), (WestonWatkinsSVC, 300),
+                                  (InhibitorySVC, 300)):  # fmt: skip
+            model = Estimator(kernel="linear", tol=tol, random_state=0, max_iter=epochs)
+            clf, t = timed(lambda m=model: m.fit(X, y))
             lines.append(f"| {Estimator.__name__} | {t:.2f} | {t_peer:.2f} | {t / t_peer:.2f} | "
-                         f"{clf.objective_:.4f} | {clf.score(X, y):.4f} |")  # fmt: skip
+                         f"{clf.objective_:.4f} | {clf.n_iter_} | {clf.kkt_violation_:.3f} | "
+                         f"{clf.score(X, y):.4f} |")  # fmt: skip
     write("linear", f"Linear kernel, make_classification({n}, 50 features, 10 classes)", lines)
 
 
@@ -222,6 +244,53 @@ def part_first_fit():
     write("first_fit", "First fit in a fresh process (numba cache warm)", lines)
 
 
+def digits_split():
+    X, y = load_digits(return_X_y=True)
+    return train_test_split(X / 16.0, y, test_size=0.3, random_state=0)
+
+
+def part_mprot(prototypes=(1, 3, 5, 10)):
+    Xtr, Xte, ytr, yte = digits_split()
+    lines = [
+        "| q | test error [%] | fit [s] | assignment steps | final primal |",
+        "|---|---|---|---|---|",
+    ]
+    for q in prototypes:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf, t = timed(lambda q=q: MultiPrototypeSVC(n_prototypes=q, random_state=0)
+                           .fit(Xtr, ytr))  # fmt: skip
+        lines.append(f"| {q} | {100 * (1 - clf.score(Xte, yte)):.2f} | {t:.2f} | "
+                     f"{clf.primal_path_.size - 2} | {clf.objective_:.2f} |")  # fmt: skip
+    write("mprot", "MultiPrototypeSVC on digits, kernel <x, y> + 1, C=1, annealed (T0=10, "
+          "tau=0.05)", lines)  # fmt: skip
+
+
+def part_mkpm():
+    Xtr, Xte, ytr, yte = digits_split()
+    lines = [
+        "| data | model | fit [s] | test accuracy | SVC fit [s] | SVC accuracy | d-hat |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    peer, t_peer = timed(lambda: SVC().fit(Xtr, ytr))
+    for selection in ("cv", "train"):
+        clf, t = timed(lambda s=selection: MKPMClassifier(selection=s, random_state=0)
+                       .fit(Xtr, ytr))  # fmt: skip
+        lines.append(f"| digits (N={len(ytr)}, D=N) | MKPM exact, selection={selection} | "
+                     f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.3f} | "
+                     f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |")  # fmt: skip
+    X, y = make_classification(n_samples=25000, n_features=20, n_informative=15, n_classes=10,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=5000, random_state=0)
+    peer, t_peer = timed(lambda: SVC().fit(Xtr, ytr))
+    clf, t = timed(lambda: MKPMClassifier(n_components=500, approximation="nystroem",
+                                          random_state=0).fit(Xtr, ytr))  # fmt: skip
+    lines.append(f"| synthetic (N=20000, 20 features) | MKPM Nystroem D=500, selection=cv | "
+                 f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.2f} | "
+                 f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |")  # fmt: skip
+    write("mkpm", "MKPMClassifier: the whole regularisation path, against SVC", lines)
+
+
 PARTS = {
     "reference": part_reference,
     "svc": part_svc,
@@ -229,6 +298,8 @@ PARTS = {
     "linear": part_linear,
     "memory": part_memory,
     "first-fit": part_first_fit,
+    "mprot": part_mprot,
+    "mkpm": part_mkpm,
 }
 
 
