@@ -34,8 +34,13 @@ from sklearn.utils.validation import validate_data
 from msvm.core.objectives import canonical_objective, multi_prototype_loss
 from msvm.fast.base import BaseMulticlassSVC
 from msvm.fast.engine import DecompositionSolver
-from msvm.fast.kernels import column_source, precomputed_source
+from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
+from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
 from msvm.fast.patterns import CS, dual_vectors
+
+OPTIMIZERS = {"basic": BASIC, "all_pairs": ALL_PAIRS, "opt_kkt": OPT_KKT}
+CRITERIA = {"kkt": 0, "amg": 1, "bmg": 2}
+MAX_FRACTION = 0.5  # mu of the MAX threshold, theta_V = mu max_p V_p (MProt §5.3)
 
 
 def positive_slacks(F, y_index, proto_class):
@@ -57,6 +62,15 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         t_max, the number of assignment updates (each followed by a static optimisation).
     T0, tau : float, default=10.0 and 0.05
         The annealing schedule T(t) = T0 (1 - tau)^t (MProt §8).
+    optimizer : {"engine", "basic", "all_pairs", "opt_kkt"}, default="engine"
+        The static-step solver: the decomposition engine (exact budget-constrained pattern step),
+        or MProt's BasicOptimizeOnPattern, AllPairsOptimizeOnPattern, OptKKTOptimizeOnPattern.
+    pattern_selection : {"kkt", "amg", "bmg"}, default="bmg"
+    threshold : {"mean", "max", "log"}, default="mean"
+        Pattern selection for MProt's optimisers (§5.3): V_p is the KKT violation, the largest
+        single-pair gain (AMG) or the gain of solving the pattern (BMG); patterns with
+        V_p > theta_V are optimised, theta_V the MEAN of V_p, 0.5 max_p V_p (MAX), or the first
+        pass's largest V_p divided by log(t + e - 1) (our reading of logarithmic cooling).
     kernel, gamma, degree, coef0 : default "poly", 1.0, 1, 1.0
         The paper's linear kernel <x, y> + 1.
     C, tol, max_iter, shrinking, cache_size, random_state, verbose : as for CrammerSingerSVC;
@@ -87,6 +101,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         "n_assignment_steps": [Interval(Integral, 0, None, closed="left")],
         "T0": [Interval(Real, 0, None, closed="neither")],
         "tau": [Interval(Real, 0, 1, closed="neither")],
+        "optimizer": [StrOptions({"engine", "basic", "all_pairs", "opt_kkt"})],
+        "pattern_selection": [StrOptions({"kkt", "amg", "bmg"})],
+        "threshold": [StrOptions({"mean", "max", "log"})],
     }
 
     def __init__(
@@ -97,6 +114,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         n_assignment_steps=150,
         T0=10.0,
         tau=0.05,
+        optimizer="engine",
+        pattern_selection="bmg",
+        threshold="mean",
         C=1.0,
         kernel="poly",
         gamma=1.0,
@@ -125,6 +145,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.n_assignment_steps = n_assignment_steps
         self.T0 = T0
         self.tau = tau
+        self.optimizer = optimizer
+        self.pattern_selection = pattern_selection
+        self.threshold = threshold
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -187,12 +210,47 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         return self
 
     def _static_step(self, source, alpha, U, assigned, negative, C, rng, stop=None):
+        if self.optimizer != "engine":
+            return self._paper_static_step(source, alpha, U, assigned, negative > 0, C, rng, stop)
         solver = DecompositionSolver(
             CS, 0.0, negative, C * negative, assigned, tol=self.tol, max_iter=self.max_iter,
             shrinking=self.shrinking, random_state=rng, verbose=self.verbose, stop=stop,
         )  # fmt: skip
         iters, self.kkt_violation_ = solver.solve_kernel(source, alpha, U)
         self.n_iter_ += iters
+
+    def _paper_static_step(self, source, alpha, U, assigned, negative, C, rng, stop):
+        """Figure 3: passes of pattern selection (KKT / AMG / BMG against the MEAN, MAX or
+        logarithmic-cooling threshold, §5.3) and OptimizeOnPattern (Figures 4-6), until the largest
+        KKT violation is at most ``tol``."""
+        N, P = U.shape
+        kdiag = np.empty(N)
+        kernel_diagonal(source, kdiag)
+        values, kkt = np.empty(N), np.empty(N)
+        work = np.empty((4, P))
+        method, criterion = OPTIMIZERS[self.optimizer], CRITERIA[self.pattern_selection]
+        phi_v = 1e-3 * self.tol**2  # OptimizeOnPattern's tolerance on the gain
+        first = None
+        for sweep in range(1, self.max_iter + 1):
+            pattern_values(0, assigned, negative, U, alpha, C, kdiag, kkt, work)
+            self.kkt_violation_ = kkt.max()
+            if self.kkt_violation_ <= self.tol or (stop is not None and stop()):
+                break
+            pattern_values(criterion, assigned, negative, U, alpha, C, kdiag, values, work)
+            first = values.max() if first is None else first
+            if self.threshold == "mean":
+                theta = values.mean()
+            elif self.threshold == "max":
+                theta = MAX_FRACTION * values.max()
+            else:  # logarithmic cooling of the first pass's largest value
+                theta = first / np.log(sweep + np.e - 1.0)
+            selected = np.flatnonzero(values > theta)
+            if selected.size == 0:
+                selected = np.array([np.argmax(values)])
+            for p in rng.permutation(selected):
+                optimize_on_pattern(method, p, assigned[p], negative, source, U, alpha, C,
+                                    kdiag[p], phi_v, 1000)  # fmt: skip
+        self.n_iter_ += sweep
 
     def _new_assignment(self, F, y_index, proto_class, assigned, C, t, rng):
         """Greedy (least slack) or drawn from MProt (17) at temperature T0 (1 - tau)^t."""

@@ -65,3 +65,28 @@ def test_annealing_improves_on_one_prototype_and_is_reproducible():
 @parametrize_with_checks([MultiPrototypeSVC(n_prototypes=2, n_assignment_steps=5, random_state=0)])
 def test_scikit_learn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("optimizer", ["basic", "all_pairs", "opt_kkt"])
+@pytest.mark.parametrize("selection,threshold", [("kkt", "mean"), ("amg", "max"), ("bmg", "log")])
+def test_papers_optimisers_reach_the_static_optimum(wine, optimizer, selection, threshold):
+    """Figures 4-6 with the §5.3 pattern selections and thresholds solve MProt (11)."""
+    X, y, p = wine
+    q = 2
+    clf = MultiPrototypeSVC(n_prototypes=q, n_assignment_steps=0, kernel="rbf", gamma="scale",
+                            tol=1e-5, max_iter=20_000, random_state=0, optimizer=optimizer,
+                            pattern_selection=selection, threshold=threshold).fit(X, y)  # fmt: skip
+    assert clf.kkt_violation_ <= 1e-5
+    ref = FORMULATIONS["mprot_static"].dual(
+        p, n_prototypes=q, assignment=clf.assignment_ - p.y_index * q
+    )
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
+
+
+def test_papers_optimiser_with_greedy_assignments_never_increases_the_primal():
+    X, y = datasets.load("digits", n_samples=300)
+    clf = MultiPrototypeSVC(n_prototypes=3, assignment="greedy", optimizer="opt_kkt",
+                            random_state=1).fit(X, y)  # fmt: skip
+    path = clf.primal_path_
+    assert path.size > 2
+    assert np.all(np.diff(path) <= 1e-6 * path[:-1])
