@@ -247,6 +247,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if self.kernel == "linear" and hasattr(self, "coef_"):  # explicit weights: no kernel
+            return np.asarray(X @ self.coef_.T) + self.intercept_
         if self.kernel == "precomputed":
             K = X[:, self.support_]
         else:
