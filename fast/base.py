@@ -28,6 +28,23 @@ from msvm.fast.smo import SingleVariableSolver
 _BIAS_ROUNDS = 200
 
 
+def validate_training_data(estimator, X, y, accept_sparse="csr"):
+    """scikit-learn's checks for a fit: finite X, classification targets, at least two classes,
+    a square Gram matrix when the kernel is precomputed.  Sets ``classes_``; returns X, y_index.
+    """
+    X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse, dtype=np.float64)
+    check_classification_targets(y)
+    estimator.classes_, y_index = np.unique(y, return_inverse=True)
+    L = estimator.classes_.size
+    if L < 2:
+        raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
+    if estimator.kernel == "precomputed" and X.shape[0] != X.shape[1]:
+        raise ValueError(
+            f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
+        )
+    return X, y_index
+
+
 class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     """Common parameters and fitting of the multiclass SVMs solved by ``msvm.fast``."""
 
@@ -109,17 +126,9 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the machine to training data ``X`` (dense or CSR; Gram matrix if precomputed)."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
+        X, y_index = validate_training_data(self, X, y)
         self._y_index = y_index
         L = self.classes_.size
-        if L < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
-            )
         if self.solver != "dcd" and not self._single_variable_solvers:
             raise ValueError(f"solver={self.solver!r} is not available for {type(self).__name__}.")
         if self._fit_intercept() and self.solver != "dcd":

@@ -28,11 +28,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from msvm.core.coding import one_vs_all_code
 from msvm.core.kernels import kernel_matrix, resolve_gamma
+from msvm.fast.base import validate_training_data
 
 _EIGEN_CUTOFF = 1e-10
 
@@ -221,17 +221,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the regularisation path and choose the total dimension d."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
-        if self.classes_.size < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {self.classes_.size} class."
-            )
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
-            )
+        X, y_index = validate_training_data(self, X, y, accept_sparse=False)
         rng = check_random_state(self.random_state)
         self._gamma = 0.0 if self.kernel in ("linear", "precomputed") else resolve_gamma(
             self.gamma, X

@@ -28,11 +28,9 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
 
 from msvm.core.objectives import canonical_objective, multi_prototype_loss
-from msvm.fast.base import BaseMulticlassSVC
+from msvm.fast.base import BaseMulticlassSVC, validate_training_data
 from msvm.fast.engine import DecompositionSolver
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
@@ -152,16 +150,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed)."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, y_index = np.unique(y, return_inverse=True)
+        X, y_index = validate_training_data(self, X, y)
         L, q, C = self.classes_.size, int(self.n_prototypes), float(self.C)
-        if L < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
-            )
         rng = check_random_state(self.random_state)
         self.n_iter_ = 0
         self._gamma = self._gamma_value(X)

@@ -20,13 +20,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from msvm.core import objectives
 from msvm.core.coding import one_hot, simplex_code
 from msvm.core.kernels import kernel_matrix
-from msvm.fast.base import BaseMulticlassSVC
+from msvm.fast.base import BaseMulticlassSVC, validate_training_data
 from msvm.fast.patterns import SIGN
 
 
@@ -132,16 +131,8 @@ class SimplexSVC(BaseMulticlassSVC):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit_squared(self, X, y):
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, self._y_index = np.unique(y, return_inverse=True)
+        X, self._y_index = validate_training_data(self, X, y)
         T = self.classes_.size
-        if T < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got {T} class.")
-        if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
-            )
         self._gamma = self._gamma_value(X)
         K = X if self.kernel == "precomputed" else kernel_matrix(
             X, X, self.kernel, self._gamma, self.degree, self.coef0
