@@ -1,0 +1,73 @@
+"""The cross-checks pass on correct layers and fail on deliberately broken ones."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from msvm.core import datasets
+from msvm.fast import OneVsAllSVC
+from msvm.reference import FORMULATIONS
+from msvm.verify import check, crosscheck
+from msvm.verify.cli import main
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return datasets.load("wine", n_samples=60)
+
+
+@pytest.mark.parametrize(
+    "formulation", ["inhibitory", "crammer_singer", "logistic", "mprot_static"]
+)
+def test_check_passes_on_the_real_layers(wine, formulation):
+    row = check(formulation, *wine, C=1.0, kernel="rbf", dataset="wine")
+    assert row.passed, row.reasons
+    assert row.gap < 1e-6 and row.fast_difference < 1e-4
+
+
+def test_check_fails_when_the_fast_model_solves_another_problem(wine, monkeypatch):
+    """Inhibitory checked against one-vs-all (a wrong kernel factor) must fail."""
+    monkeypatch.setitem(crosscheck.FAST, "inhibitory", (OneVsAllSVC, {}))
+    row = check("inhibitory", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert not row.passed
+    assert any("fast objective" in reason for reason in row.reasons)
+
+
+def test_check_fails_on_a_perturbed_dual(wine, monkeypatch):
+    module = FORMULATIONS["one_vs_all"]
+    real_dual = module.dual
+
+    def perturbed(p, **kw):
+        sol = real_dual(p, **kw)
+        sol.objective *= 1.01
+        sol.coef = sol.coef[np.random.default_rng(0).permutation(len(sol.coef))]
+        return sol
+
+    monkeypatch.setattr(module, "dual", perturbed)
+    row = check("one_vs_all", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert not row.passed
+    assert any("gap" in reason for reason in row.reasons)
+    assert any("predictions" in reason or "outputs" in reason for reason in row.reasons)
+
+
+def test_cli_quick_run_writes_json_and_markdown(tmp_path):
+    out_json, out_md = tmp_path / "rows.json", tmp_path / "rows.md"
+    status = main(["verify", "--quick", "--dataset", "iris", "--formulations", "one_vs_all",
+                   "simplex_square", "--json", str(out_json), "--markdown", str(out_md)])  # fmt: skip
+    assert status == 0
+    rows = json.loads(out_json.read_text())
+    assert [r["formulation"] for r in rows] == ["one_vs_all", "simplex_square"]
+    assert all(r["passed"] for r in rows)
+    assert "| iris | one_vs_all |" in out_md.read_text()
+
+
+def test_cli_reads_a_csv_file(tmp_path):
+    X, y = datasets.load("wine", n_samples=45)
+    path = tmp_path / "data.csv"
+    lines = ["a,b,c,d,label"] + [",".join(map(str, row[:4])) + f",class{c}" for row, c in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["verify", "--dataset", str(path), "--formulations", "crammer_singer",
+                 "--quick"]) == 0  # fmt: skip

@@ -1,0 +1,188 @@
+"""Cross-checks between the reference layer and the fast layer, one row per formulation.
+
+``check(formulation, X, y, ...)`` solves the formulation's primal and dual exactly (cvxpy), fits
+the fast estimator that solves the same problem (and, for the box-constrained machines, ISVM's
+Algorithms 1 and 2), and compares: the primal-dual gap, the fast objective against the reference
+optimum, the training outputs (unique, since the regulariser is strictly convex in W), and the
+predictions, which must agree wherever the reference's top two class scores are not tied.
+Multiclass logistic regression is checked against scikit-learn's ``LogisticRegression`` on the
+factor features R (K = R R^T), the same problem on the canonical scale.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+
+from msvm.core.objectives import canonical_objective, logistic_loss
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    MultiPrototypeSVC,
+    OneVsAllSVC,
+    SimplexSVC,
+    WestonWatkinsSVC,
+)
+from msvm.reference import FORMULATIONS, Problem
+
+# formulation -> (fast estimator, its options); max_svm / sum_svm are the same problems as
+# Crammer-Singer / Weston-Watkins on the canonical scale.
+FAST = {
+    "inhibitory": (InhibitorySVC, {}),
+    "one_vs_all": (OneVsAllSVC, {}),
+    "weston_watkins": (WestonWatkinsSVC, {}),
+    "crammer_singer": (CrammerSingerSVC, {}),
+    "lee_lin_wahba": (LeeLinWahbaSVC, {}),
+    "max_svm": (CrammerSingerSVC, {}),
+    "sum_svm": (WestonWatkinsSVC, {}),
+    "mprot_static": (MultiPrototypeSVC, {"n_prototypes": 2, "n_assignment_steps": 0}),
+    "simplex_hinge": (SimplexSVC, {"loss": "hinge"}),
+    "simplex_square": (SimplexSVC, {"loss": "squared"}),
+}
+PAPER_SOLVERS = ("inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba")
+
+
+@dataclass
+class CheckRow:
+    """The evidence for one formulation on one data set; ``passed`` and ``reasons`` judge it."""
+
+    formulation: str
+    dataset: str
+    primal: float
+    dual: float
+    gap: float
+    fast: str
+    fast_objective: float
+    fast_difference: float
+    output_difference: float
+    agreement: dict = field(default_factory=dict)
+    passed: bool = True
+    reasons: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def relative(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def untied(scores: np.ndarray, margin: float) -> np.ndarray:
+    """Rows whose top two scores differ by more than ``margin`` times the score scale."""
+    top2 = np.sort(scores, axis=1)[:, -2:]
+    return top2[:, 1] - top2[:, 0] > margin * (1.0 + np.abs(scores).max())
+
+
+def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
+    return float(np.mean(a[mask] == b[mask])) if mask.any() else 1.0
+
+
+def check(
+    formulation: str,
+    X,
+    y,
+    *,
+    C: float = 1.0,
+    kernel: str = "rbf",
+    gamma="scale",
+    degree: int = 3,
+    coef0: float = 0.0,
+    dataset: str = "",
+    gap_tol: float = 1e-6,
+    fast_tol: float = 1e-4,
+    output_tol: float = 1e-3,
+    paper_tol: float = 5e-3,
+    tie_margin: float = 1e-3,
+    paper_solvers: bool = True,
+    random_state: int = 0,
+) -> CheckRow:
+    """Cross-check one formulation on (X, y); see the module docstring for what is compared.
+
+    Tolerances: ``gap_tol`` relative primal-dual gap of the reference; ``fast_tol`` relative
+    difference of the fast objective (at tol=1e-6); ``output_tol`` largest difference of training
+    outputs relative to their scale; ``paper_tol`` relative objective difference of ISVM's
+    Algorithms 1 and 2 (at their own tol=1e-4).
+    """
+    if formulation not in FORMULATIONS:
+        raise ValueError(
+            f"Unknown formulation {formulation!r}; expected one of {list(FORMULATIONS)}."
+        )
+    p = Problem(X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    module = FORMULATIONS[formulation]
+    fast_model, options = None, {}
+    if formulation in FAST:
+        Estimator, options = FAST[formulation]
+        fast_model = Estimator(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                               tol=1e-6, max_iter=100_000, random_state=random_state,
+                               **options)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fast_model.fit(X, y)
+    reference_options = {}
+    if formulation == "mprot_static":
+        q = options["n_prototypes"]
+        reference_options = {
+            "n_prototypes": q,
+            "assignment": fast_model.assignment_ - p.y_index * q,
+        }
+    primal = module.primal(p, **reference_options)
+    dual = module.dual(p, **reference_options)
+    row = CheckRow(formulation, dataset, primal.objective, dual.objective,
+                   relative(primal.objective, dual.objective), "", np.nan, np.nan, np.nan)  # fmt: skip
+    if row.gap > gap_tol:
+        row.reasons.append(f"primal-dual gap {row.gap:.1e} > {gap_tol:g}")
+
+    reference_scores = dual.decision_function(X)
+    clear = untied(reference_scores, tie_margin)
+    predictions = {"primal": primal.predict(X), "dual": dual.predict(X)}
+    if fast_model is not None:
+        row.fast = type(fast_model).__name__
+        row.fast_objective = fast_model.objective_
+        predictions["fast"] = fast_model.predict(X)
+        fast_scores = fast_model.decision_function(X)
+    else:  # logistic regression: scikit-learn on the factor features
+        sk = LogisticRegression(C=C, tol=1e-12, max_iter=100_000).fit(p.R, p.y_index)
+        row.fast = "sklearn.LogisticRegression"
+        F = sk.decision_function(p.R)
+        row.fast_objective = canonical_objective(
+            np.sum(sk.coef_**2), logistic_loss(F, p.y_index), C
+        )
+        predictions["fast"] = p.classes[sk.predict(p.R)]
+        fast_scores = F
+    row.fast_difference = relative(row.fast_objective, dual.objective)
+    if row.fast_difference > fast_tol:
+        row.reasons.append(f"fast objective differs by {row.fast_difference:.1e} > {fast_tol:g}")
+    centred = fast_scores - fast_scores.mean(axis=1, keepdims=True)
+    reference_centred = reference_scores - reference_scores.mean(axis=1, keepdims=True)
+    if fast_scores.shape == reference_scores.shape:
+        scale = 1.0 + np.abs(reference_centred).max()
+        row.output_difference = float(np.abs(centred - reference_centred).max() / scale)
+        if row.output_difference > output_tol:
+            row.reasons.append(f"outputs differ by {row.output_difference:.1e} > {output_tol:g}")
+
+    if paper_solvers and formulation in PAPER_SOLVERS:
+        Estimator, _ = FAST[formulation]
+        for solver in ("smo", "sgd"):
+            model = Estimator(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+                              solver=solver, tol=1e-4, max_iter=100_000,
+                              random_state=random_state).fit(X, y)  # fmt: skip
+            predictions[solver] = model.predict(X)
+            difference = relative(model.objective_, dual.objective)
+            row.agreement[f"{solver} objective"] = difference
+            if difference > paper_tol:
+                row.reasons.append(f"{solver} objective differs by {difference:.1e}")
+
+    for name, labels in predictions.items():
+        if name == "dual":
+            continue
+        share = agreement(labels, predictions["dual"], clear)
+        row.agreement[f"{name} vs dual"] = share
+        if share < 1.0:
+            row.reasons.append(f"{name} predictions differ from the dual's on untied points")
+    row.passed = not row.reasons
+    return row
