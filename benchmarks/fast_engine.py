@@ -133,8 +133,14 @@ def part_scaling(classes=(3, 10, 26), n=600):
         "|---|---|---|---|---|---|",
     ]
     for L in classes:
-        X, y = make_classification(n_samples=n, n_features=20, n_informative=15, n_classes=L,
-                                   n_clusters_per_class=1, random_state=0)  # fmt: skip
+        X, y = make_classification(
+            n_samples=n,
+            n_features=20,
+            n_informative=15,
+            n_classes=L,
+            n_clusters_per_class=1,
+            random_state=0,
+        )
         X = (X - X.mean(axis=0)) / X.std(axis=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -156,8 +162,9 @@ def part_scaling(classes=(3, 10, 26), n=600):
 def part_linear(n=100_000, tol=1e-2):
     # class_sep=3: with the default separation and C=1 the Crammer-Singer optimum is W = 0 (the
     # hinge's subdifferential at 0 contains 0 on data this noisy), a degenerate comparison.
-    X, y = make_classification(n_samples=n, n_features=50, n_informative=30, n_classes=10,
-                               class_sep=3.0, random_state=0)  # fmt: skip
+    X, y = make_classification(
+        n_samples=n, n_features=50, n_informative=30, n_classes=10, class_sep=3.0, random_state=0
+    )
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     lines = [
         f"tol={tol} for every solver (largest KKT violation; LIBLINEAR's Crammer-Singer stops on "
@@ -170,16 +177,23 @@ def part_linear(n=100_000, tol=1e-2):
         warnings.simplefilter("ignore", ConvergenceWarning)
         liblinear = LinearSVC(multi_class="crammer_singer", tol=tol, fit_intercept=False)
         peer, t_peer = timed(lambda: liblinear.fit(X, y))
-        lines.append(f"| LinearSVC crammer_singer | {t_peer:.2f} | {t_peer:.2f} | 1.0 | "
-                     f"{crammer_singer_objective(peer.coef_, X, y):.4f} | {peer.n_iter_} | | "
-                     f"{peer.score(X, y):.4f} |")  # fmt: skip
-        for Estimator, epochs in ((CrammerSingerSVC, 1000), (WestonWatkinsSVC, 300),
-                                  (InhibitorySVC, 300)):  # fmt: skip
+        lines.append(
+            f"| LinearSVC crammer_singer | {t_peer:.2f} | {t_peer:.2f} | 1.0 | "
+            f"{crammer_singer_objective(peer.coef_, X, y):.4f} | {peer.n_iter_} | | "
+            f"{peer.score(X, y):.4f} |"
+        )
+        for Estimator, epochs in (
+            (CrammerSingerSVC, 1000),
+            (WestonWatkinsSVC, 300),
+            (InhibitorySVC, 300),
+        ):
             model = Estimator(kernel="linear", tol=tol, random_state=0, max_iter=epochs)
             clf, t = timed(lambda m=model: m.fit(X, y))
-            lines.append(f"| {Estimator.__name__} | {t:.2f} | {t_peer:.2f} | {t / t_peer:.2f} | "
-                         f"{clf.objective_:.4f} | {clf.n_iter_} | {clf.kkt_violation_:.3f} | "
-                         f"{clf.score(X, y):.4f} |")  # fmt: skip
+            lines.append(
+                f"| {Estimator.__name__} | {t:.2f} | {t_peer:.2f} | {t / t_peer:.2f} | "
+                f"{clf.objective_:.4f} | {clf.n_iter_} | {clf.kkt_violation_:.3f} | "
+                f"{clf.score(X, y):.4f} |"
+            )
     write("linear", f"Linear kernel, make_classification({n}, 50 features, 10 classes)", lines)
 
 
@@ -214,8 +228,9 @@ print(before, high_water_mb(), elapsed, clf.n_steps_)
 
 
 def part_memory():
-    out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True,
-                         check=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True, check=True
+    ).stdout.split()
     before, peak, elapsed, steps = (float(v) for v in out)
     lines = [
         "| N | cache_size [MB] | peak RSS [MB] | RSS before fit [MB] | epochs | pattern steps | "
@@ -241,8 +256,9 @@ print(t1 - t0, t2 - t1)
 
 def part_first_fit():
     subprocess.run([sys.executable, "-c", FIRST_FIT_SCRIPT], check=True, capture_output=True)
-    out = subprocess.run([sys.executable, "-c", FIRST_FIT_SCRIPT], capture_output=True,
-                         text=True, check=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_FIT_SCRIPT], capture_output=True, text=True, check=True
+    ).stdout.split()
     t_import, t_fit = (float(v) for v in out)
     lines = [
         "| import msvm.fast + sklearn [s] | first fit, iris [s] | total [s] |",
@@ -266,12 +282,18 @@ def part_mprot(prototypes=(1, 3, 5, 10)):
     for q in prototypes:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            clf, t = timed(lambda q=q: MultiPrototypeSVC(n_prototypes=q, random_state=0)
-                           .fit(Xtr, ytr))  # fmt: skip
-        lines.append(f"| {q} | {100 * (1 - clf.score(Xte, yte)):.2f} | {t:.2f} | "
-                     f"{clf.primal_path_.size - 2} | {clf.objective_:.2f} |")  # fmt: skip
-    write("mprot", "MultiPrototypeSVC on digits, kernel <x, y> + 1, C=1, annealed (T0=10, "
-          "tau=0.05)", lines)  # fmt: skip
+            clf, t = timed(
+                lambda q=q: MultiPrototypeSVC(n_prototypes=q, random_state=0).fit(Xtr, ytr)
+            )
+        lines.append(
+            f"| {q} | {100 * (1 - clf.score(Xte, yte)):.2f} | {t:.2f} | "
+            f"{clf.primal_path_.size - 2} | {clf.objective_:.2f} |"
+        )
+    write(
+        "mprot",
+        "MultiPrototypeSVC on digits, kernel <x, y> + 1, C=1, annealed (T0=10, tau=0.05)",
+        lines,
+    )
 
 
 def part_mkpm():
@@ -282,20 +304,34 @@ def part_mkpm():
     ]
     peer, t_peer = timed(lambda: SVC().fit(Xtr, ytr))
     for selection in ("cv", "train"):
-        clf, t = timed(lambda s=selection: MKPMClassifier(selection=s, random_state=0)
-                       .fit(Xtr, ytr))  # fmt: skip
-        lines.append(f"| digits (N={len(ytr)}, D=N) | MKPM exact, selection={selection} | "
-                     f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.3f} | "
-                     f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |")  # fmt: skip
-    X, y = make_classification(n_samples=25000, n_features=20, n_informative=15, n_classes=10,
-                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+        clf, t = timed(
+            lambda s=selection: MKPMClassifier(selection=s, random_state=0).fit(Xtr, ytr)
+        )
+        lines.append(
+            f"| digits (N={len(ytr)}, D=N) | MKPM exact, selection={selection} | "
+            f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.3f} | "
+            f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |"
+        )
+    X, y = make_classification(
+        n_samples=25000,
+        n_features=20,
+        n_informative=15,
+        n_classes=10,
+        n_clusters_per_class=1,
+        random_state=0,
+    )
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=5000, random_state=0)
     peer, t_peer = timed(lambda: SVC().fit(Xtr, ytr))
-    clf, t = timed(lambda: MKPMClassifier(n_components=500, approximation="nystroem",
-                                          random_state=0).fit(Xtr, ytr))  # fmt: skip
-    lines.append(f"| synthetic (N=20000, 20 features) | MKPM Nystroem D=500, selection=cv | "
-                 f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.2f} | "
-                 f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |")  # fmt: skip
+    clf, t = timed(
+        lambda: MKPMClassifier(n_components=500, approximation="nystroem", random_state=0).fit(
+            Xtr, ytr
+        )
+    )
+    lines.append(
+        f"| synthetic (N=20000, 20 features) | MKPM Nystroem D=500, selection=cv | "
+        f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.2f} | "
+        f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |"
+    )
     write("mkpm", "MKPMClassifier: the whole regularisation path, against SVC", lines)
 
 

@@ -252,8 +252,23 @@ class DecompositionSolver:
     stop : callable or None, checked after every epoch; True ends the run (MProt Figure 11)
     """
 
-    def __init__(self, kind, c, lin, hi, y_index, *, tol, max_iter, shrinking, random_state,
-                 selection="cyclic", offset=0.0, verbose=0, stop=None):  # fmt: skip
+    def __init__(
+        self,
+        kind,
+        c,
+        lin,
+        hi,
+        y_index,
+        *,
+        tol,
+        max_iter,
+        shrinking,
+        random_state,
+        selection="cyclic",
+        offset=0.0,
+        verbose=0,
+        stop=None,
+    ):
         self.kind, self.c, self.lin, self.hi = kind, float(c), lin, hi
         self.y_index, self.tol, self.max_iter = y_index, tol, max_iter
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose

@@ -185,8 +185,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Basis, risk table, DP path and coefficients for one training set."""
         kernel = self.kernel
         approximation = None if kernel == "precomputed" else self.approximation
-        basis = KernelPCABasis(X, kernel, self._gamma, self.degree, self.coef0,
-                               self.n_components, approximation, rng)  # fmt: skip
+        basis = KernelPCABasis(
+            X, kernel, self._gamma, self.degree, self.coef0, self.n_components, approximation, rng
+        )
         targets = code[y_index]
         projections = basis.A.T @ targets  # a_k^T y_l, (D, L)
         N = targets.shape[0]
@@ -223,9 +224,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Fit the regularisation path and choose the total dimension d."""
         X, y_index = validate_training_data(self, X, y, accept_sparse=False)
         rng = check_random_state(self.random_state)
-        self._gamma = 0.0 if self.kernel in ("linear", "precomputed") else resolve_gamma(
-            self.gamma, X
-        )  # fmt: skip
+        self._gamma = (
+            0.0 if self.kernel in ("linear", "precomputed") else resolve_gamma(self.gamma, X)
+        )
         code = self._code(self.classes_.size)
         basis, G, risk, alloc, coef = self._path(X, y_index, code, rng)
         self._basis, self.code_ = basis, code
@@ -238,14 +239,23 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Error rate for every d = 0..D under the chosen selection rule."""
         width = self.allocation_path_.shape[0]
         if self.selection == "train":
-            return self._path_errors(X, y_index, self._basis, self.coef_, self.allocation_path_,
-                                     code)  # fmt: skip
+            return self._path_errors(
+                X, y_index, self._basis, self.coef_, self.allocation_path_, code
+            )
         if self.kernel == "precomputed":
-            raise ValueError("selection='cv' or 'validation' needs a feature matrix, not a "
-                             "precomputed kernel; use selection='train'.")  # fmt: skip
+            raise ValueError(
+                "selection='cv' or 'validation' needs a feature matrix, not a "
+                "precomputed kernel; use selection='train'."
+            )
         if self.selection == "validation":
-            splits = [train_test_split(np.arange(y_index.size), test_size=self.validation_fraction,
-                                       stratify=y_index, random_state=rng)]  # fmt: skip
+            splits = [
+                train_test_split(
+                    np.arange(y_index.size),
+                    test_size=self.validation_fraction,
+                    stratify=y_index,
+                    random_state=rng,
+                )
+            ]
         else:
             folds = StratifiedKFold(self.cv, shuffle=True, random_state=rng)
             splits = list(folds.split(X, y_index))
@@ -268,9 +278,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         Z = self._basis.scores(X)
         alloc = self.allocation_path_[self.selected_dimension_]
-        F = np.column_stack(
-            [Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)]
-        )  # fmt: skip
+        F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
         scores = -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
         return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
 

@@ -160,7 +160,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             if self.kernel == "precomputed"
             else column_source(
                 X, self.kernel, self._gamma, self.degree, self.coef0, self.cache_size
-            )  # fmt: skip
+            )
         )
         proto_class = np.repeat(np.arange(L), q)
         negative = (proto_class[None, :] != y_index[:, None]).astype(float)
@@ -176,8 +176,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         energy = primal()  # E(1) = P_pi(1)(0)
         path, best = [energy], None
         for t in range(int(self.n_assignment_steps)):
-            self._static_step(source, alpha, U, assigned, negative, C, rng,
-                              stop=lambda e=energy: primal() < e)  # fmt: skip
+            self._static_step(
+                source, alpha, U, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
+            )
             new = self._new_assignment(U, y_index, proto_class, assigned, C, t, rng)
             changed = new != assigned
             if not changed.any() and self.assignment == "greedy":
@@ -203,9 +204,18 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         if self.optimizer != "engine":
             return self._paper_static_step(source, alpha, U, assigned, negative > 0, C, rng, stop)
         solver = DecompositionSolver(
-            CS, 0.0, negative, C * negative, assigned, tol=self.tol, max_iter=self.max_iter,
-            shrinking=self.shrinking, random_state=rng, verbose=self.verbose, stop=stop,
-        )  # fmt: skip
+            CS,
+            0.0,
+            negative,
+            C * negative,
+            assigned,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            random_state=rng,
+            verbose=self.verbose,
+            stop=stop,
+        )
         iters, self.kkt_violation_ = solver.solve_kernel(source, alpha, U)
         self.n_iter_ += iters
 
@@ -238,8 +248,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             if selected.size == 0:
                 selected = np.array([np.argmax(values)])
             for p in rng.permutation(selected):
-                optimize_on_pattern(method, p, assigned[p], negative, source, U, alpha, C,
-                                    kdiag[p], phi_v, 1000)  # fmt: skip
+                optimize_on_pattern(
+                    method, p, assigned[p], negative, source, U, alpha, C, kdiag[p], phi_v, 1000
+                )
         self.n_iter_ += sweep
 
     def _new_assignment(self, F, y_index, proto_class, assigned, C, t, rng):

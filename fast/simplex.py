@@ -134,9 +134,11 @@ class SimplexSVC(BaseMulticlassSVC):
         X, self._y_index = validate_training_data(self, X, y)
         T = self.classes_.size
         self._gamma = self._gamma_value(X)
-        K = X if self.kernel == "precomputed" else kernel_matrix(
-            X, X, self.kernel, self._gamma, self.degree, self.coef0
-        )  # fmt: skip
+        K = (
+            X
+            if self.kernel == "precomputed"
+            else kernel_matrix(X, X, self.kernel, self._gamma, self.degree, self.coef0)
+        )
         K = np.asarray(K)
         s, V = np.linalg.eigh(0.5 * (K + K.T))
         self._eigen = (np.maximum(s, 0.0), V)

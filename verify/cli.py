@@ -48,27 +48,36 @@ def verify_command(args) -> int:
             X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
         label = Path(name).name
         print(f"\n{label}: N={len(y)}, L={np.unique(y).size}, kernel={kernel}, C={C}")
-        print(f"{'formulation':<16}{'primal':>14}{'rel. gap':>10}{'fast':>28}{'fast diff':>11}"
-              f"{'output diff':>12}  result")  # fmt: skip
+        print(
+            f"{'formulation':<16}{'primal':>14}{'rel. gap':>10}{'fast':>28}{'fast diff':>11}"
+            f"{'output diff':>12}  result"
+        )
         for formulation in args.formulations:
             start = time.perf_counter()
-            row = check(formulation, X, y, C=C, kernel=kernel, dataset=label,
-                        paper_solvers=not args.quick)  # fmt: skip
+            row = check(
+                formulation, X, y, C=C, kernel=kernel, dataset=label, paper_solvers=not args.quick
+            )
             elapsed = time.perf_counter() - start
             verdict = "pass" if row.passed else "FAIL: " + "; ".join(row.reasons)
-            print(f"{formulation:<16}{row.primal:>14.6f}{row.gap:>10.1e}{row.fast:>28}"
-                  f"{row.fast_difference:>11.1e}{row.output_difference:>12.1e}  {verdict}"
-                  f"  ({elapsed:.1f} s)")  # fmt: skip
+            print(
+                f"{formulation:<16}{row.primal:>14.6f}{row.gap:>10.1e}{row.fast:>28}"
+                f"{row.fast_difference:>11.1e}{row.output_difference:>12.1e}  {verdict}"
+                f"  ({elapsed:.1f} s)"
+            )
             rows.append(row)
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in rows], indent=2, default=float))
     if args.markdown:
-        lines = ["| data | formulation | primal | gap | fast | fast diff | output diff | result |",
-                 "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines = [
+            "| data | formulation | primal | gap | fast | fast diff | output diff | result |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for r in rows:
-            lines.append(f"| {r.dataset} | {r.formulation} | {r.primal:.6f} | {r.gap:.1e} | "
-                         f"{r.fast} | {r.fast_difference:.1e} | {r.output_difference:.1e} | "
-                         f"{'pass' if r.passed else 'FAIL'} |")  # fmt: skip
+            lines.append(
+                f"| {r.dataset} | {r.formulation} | {r.primal:.6f} | {r.gap:.1e} | "
+                f"{r.fast} | {r.fast_difference:.1e} | {r.output_difference:.1e} | "
+                f"{'pass' if r.passed else 'FAIL'} |"
+            )
         Path(args.markdown).write_text("\n".join(lines) + "\n")
     failed = [r for r in rows if not r.passed]
     print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
@@ -79,15 +88,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="msvm", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     verify = commands.add_parser("verify", help="cross-check the reference and fast layers")
-    verify.add_argument("--dataset", nargs="+", default=list(BUNDLED),
-                        help="iris, wine, digits, or a CSV file (header; label column last)")  # fmt: skip
+    verify.add_argument(
+        "--dataset",
+        nargs="+",
+        default=list(BUNDLED),
+        help="iris, wine, digits, or a CSV file (header; label column last)",
+    )
     verify.add_argument("--label-column", help="name of the label column of a CSV file")
     verify.add_argument("--kernel", choices=["linear", "rbf", "poly"], help="for CSV data")
     verify.add_argument("--C", type=float, help="for CSV data")
-    verify.add_argument("--formulations", nargs="+", choices=list(FORMULATIONS),
-                        default=list(FORMULATIONS))  # fmt: skip
-    verify.add_argument("--quick", action="store_true",
-                        help="smaller subsets, without ISVM's own solvers")  # fmt: skip
+    verify.add_argument(
+        "--formulations", nargs="+", choices=list(FORMULATIONS), default=list(FORMULATIONS)
+    )
+    verify.add_argument(
+        "--quick", action="store_true", help="smaller subsets, without ISVM's own solvers"
+    )
     verify.add_argument("--json", help="write the rows as JSON to this file")
     verify.add_argument("--markdown", help="write the table as Markdown to this file")
     args = parser.parse_args(argv)

@@ -117,9 +117,17 @@ def check(
     fast_model, options = None, {}
     if formulation in FAST:
         Estimator, options = FAST[formulation]
-        fast_model = Estimator(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                               tol=1e-6, max_iter=100_000, random_state=random_state,
-                               **options)  # fmt: skip
+        fast_model = Estimator(
+            C=C,
+            kernel=kernel,
+            gamma=gamma,
+            degree=degree,
+            coef0=coef0,
+            tol=1e-6,
+            max_iter=100_000,
+            random_state=random_state,
+            **options,
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             fast_model.fit(X, y)
@@ -132,8 +140,17 @@ def check(
         }
     primal = module.primal(p, **reference_options)
     dual = module.dual(p, **reference_options)
-    row = CheckRow(formulation, dataset, primal.objective, dual.objective,
-                   relative(primal.objective, dual.objective), "", np.nan, np.nan, np.nan)  # fmt: skip
+    row = CheckRow(
+        formulation,
+        dataset,
+        primal.objective,
+        dual.objective,
+        relative(primal.objective, dual.objective),
+        "",
+        np.nan,
+        np.nan,
+        np.nan,
+    )
     if row.gap > gap_tol:
         row.reasons.append(f"primal-dual gap {row.gap:.1e} > {gap_tol:g}")
 
@@ -168,9 +185,17 @@ def check(
     if paper_solvers and formulation in PAPER_SOLVERS:
         Estimator, _ = FAST[formulation]
         for solver in ("smo", "sgd"):
-            model = Estimator(C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                              solver=solver, tol=1e-4, max_iter=100_000,
-                              random_state=random_state).fit(X, y)  # fmt: skip
+            model = Estimator(
+                C=C,
+                kernel=kernel,
+                gamma=gamma,
+                degree=degree,
+                coef0=coef0,
+                solver=solver,
+                tol=1e-4,
+                max_iter=100_000,
+                random_state=random_state,
+            ).fit(X, y)
             predictions[solver] = model.predict(X)
             difference = relative(model.objective_, dual.objective)
             row.agreement[f"{solver} objective"] = difference

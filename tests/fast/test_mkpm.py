@@ -21,7 +21,7 @@ from msvm.reference import Problem, mkpm
         np.float64,
         st.tuples(st.integers(1, 4), st.integers(1, 7)),
         elements=st.floats(0, 10, allow_nan=False),
-    ),  # fmt: skip
+    ),
 )
 def test_dynamic_programme_equals_enumeration(G):
     """Proposition 1 on arbitrary G* tables, every total dimension (ties: equal risk)."""
@@ -65,8 +65,9 @@ def test_user_code_and_nystroem():
     assert clf.allocation_path_.shape[1] == 15
     assert clf.score(X, y) > 0.9
     exact = MKPMClassifier(n_components=40, selection="train").fit(X, y)
-    nys = MKPMClassifier(n_components=300, approximation="nystroem", selection="train",
-                         random_state=0).fit(X, y)  # fmt: skip
+    nys = MKPMClassifier(
+        n_components=300, approximation="nystroem", selection="train", random_state=0
+    ).fit(X, y)
     # with every point a landmark the Nystroem basis spans the same space as the exact one
     np.testing.assert_allclose(nys.risk_path_[:41], exact.risk_path_, rtol=1e-6, atol=1e-9)
 

@@ -22,8 +22,15 @@ def wine():
 def test_static_step_equals_the_reference_dual(wine, q):
     """With no assignment step, the fit is MProt (8) at the random initial assignment."""
     X, y, p = wine
-    clf = MultiPrototypeSVC(n_prototypes=q, n_assignment_steps=0, kernel="rbf", gamma="scale",
-                            tol=1e-6, max_iter=100_000, random_state=0).fit(X, y)  # fmt: skip
+    clf = MultiPrototypeSVC(
+        n_prototypes=q,
+        n_assignment_steps=0,
+        kernel="rbf",
+        gamma="scale",
+        tol=1e-6,
+        max_iter=100_000,
+        random_state=0,
+    ).fit(X, y)
     assignment = clf.assignment_ - p.y_index * q
     ref = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=assignment)
     assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
@@ -73,9 +80,18 @@ def test_papers_optimisers_reach_the_static_optimum(wine, optimizer, selection, 
     """Figures 4-6 with the §5.3 pattern selections and thresholds solve MProt (11)."""
     X, y, p = wine
     q = 2
-    clf = MultiPrototypeSVC(n_prototypes=q, n_assignment_steps=0, kernel="rbf", gamma="scale",
-                            tol=1e-5, max_iter=20_000, random_state=0, optimizer=optimizer,
-                            pattern_selection=selection, threshold=threshold).fit(X, y)  # fmt: skip
+    clf = MultiPrototypeSVC(
+        n_prototypes=q,
+        n_assignment_steps=0,
+        kernel="rbf",
+        gamma="scale",
+        tol=1e-5,
+        max_iter=20_000,
+        random_state=0,
+        optimizer=optimizer,
+        pattern_selection=selection,
+        threshold=threshold,
+    ).fit(X, y)
     assert clf.kkt_violation_ <= 1e-5
     ref = FORMULATIONS["mprot_static"].dual(
         p, n_prototypes=q, assignment=clf.assignment_ - p.y_index * q
@@ -85,8 +101,9 @@ def test_papers_optimisers_reach_the_static_optimum(wine, optimizer, selection, 
 
 def test_papers_optimiser_with_greedy_assignments_never_increases_the_primal():
     X, y = datasets.load("digits", n_samples=300)
-    clf = MultiPrototypeSVC(n_prototypes=3, assignment="greedy", optimizer="opt_kkt",
-                            random_state=1).fit(X, y)  # fmt: skip
+    clf = MultiPrototypeSVC(
+        n_prototypes=3, assignment="greedy", optimizer="opt_kkt", random_state=1
+    ).fit(X, y)
     path = clf.primal_path_
     assert path.size > 2
     assert np.all(np.diff(path) <= 1e-6 * path[:-1])

@@ -15,14 +15,16 @@ from msvm.reference import FORMULATIONS
 def test_simplex_estimators_match_the_reference(problem, held_out, loss):
     name, p, X, y = problem
     ref = FORMULATIONS[f"simplex_{'square' if loss == 'squared' else loss}"].dual(p)
-    clf = SimplexSVC(loss=loss, C=p.C, kernel=p.kernel, tol=1e-6, max_iter=100_000,
-                     random_state=0).fit(X, y)  # fmt: skip
+    clf = SimplexSVC(
+        loss=loss, C=p.C, kernel=p.kernel, tol=1e-6, max_iter=100_000, random_state=0
+    ).fit(X, y)
     assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
     assert clf.dual_objective_ <= ref.objective * (1 + 1e-9)
     Xt = held_out[name]
     scale = 1 + np.abs(ref.decision_function(Xt)).max()
-    np.testing.assert_allclose(clf.decision_function(Xt), ref.decision_function(Xt),
-                               atol=1e-2 * scale)  # fmt: skip
+    np.testing.assert_allclose(
+        clf.decision_function(Xt), ref.decision_function(Xt), atol=1e-2 * scale
+    )
     if loss == "hinge":
         np.testing.assert_allclose(clf.dual_coef_, ref.dual_coef, atol=1e-3 * p.C)
 

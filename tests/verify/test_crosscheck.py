@@ -55,8 +55,21 @@ def test_check_fails_on_a_perturbed_dual(wine, monkeypatch):
 
 def test_cli_quick_run_writes_json_and_markdown(tmp_path):
     out_json, out_md = tmp_path / "rows.json", tmp_path / "rows.md"
-    status = main(["verify", "--quick", "--dataset", "iris", "--formulations", "one_vs_all",
-                   "simplex_square", "--json", str(out_json), "--markdown", str(out_md)])  # fmt: skip
+    status = main(
+        [
+            "verify",
+            "--quick",
+            "--dataset",
+            "iris",
+            "--formulations",
+            "one_vs_all",
+            "simplex_square",
+            "--json",
+            str(out_json),
+            "--markdown",
+            str(out_md),
+        ]
+    )
     assert status == 0
     rows = json.loads(out_json.read_text())
     assert [r["formulation"] for r in rows] == ["one_vs_all", "simplex_square"]
@@ -67,7 +80,10 @@ def test_cli_quick_run_writes_json_and_markdown(tmp_path):
 def test_cli_reads_a_csv_file(tmp_path):
     X, y = datasets.load("wine", n_samples=45)
     path = tmp_path / "data.csv"
-    lines = ["a,b,c,d,label"] + [",".join(map(str, row[:4])) + f",class{c}" for row, c in zip(X, y)]
+    lines = ["a,b,c,d,label"] + [
+        ",".join(map(str, row[:4])) + f",class{c}" for row, c in zip(X, y, strict=True)
+    ]
     path.write_text("\n".join(lines) + "\n")
-    assert main(["verify", "--dataset", str(path), "--formulations", "crammer_singer",
-                 "--quick"]) == 0  # fmt: skip
+    assert (
+        main(["verify", "--dataset", str(path), "--formulations", "crammer_singer", "--quick"]) == 0
+    )
