@@ -84,6 +84,24 @@ def verify_command(args) -> int:
     return 1 if failed else 0
 
 
+def claims_command(args) -> int:
+    from msvm.verify.claims import all_claims
+
+    claims = all_claims()
+    print(f"{'verdict':<8}{'source':<34}claim")
+    for c in claims:
+        print(f"{c.verdict:<8}{c.source:<34}{c.claim}\n{'':<42}{c.detail}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([c.as_dict() for c in claims], indent=2))
+    if args.markdown:
+        lines = ["| claim | source | verdict | detail |", "|---|---|---|---|"]
+        lines += [f"| {c.claim} | {c.source} | {c.verdict} | {c.detail} |" for c in claims]
+        Path(args.markdown).write_text("\n".join(lines) + "\n")
+    held = sum(c.verdict == "holds" for c in claims)
+    print(f"\n{held} claims hold, {len(claims) - held} fail (findings about the papers)")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="msvm", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -105,8 +123,11 @@ def main(argv=None) -> int:
     )
     verify.add_argument("--json", help="write the rows as JSON to this file")
     verify.add_argument("--markdown", help="write the table as Markdown to this file")
+    claims = commands.add_parser("claims", help="check the papers' printed formulas")
+    claims.add_argument("--json", help="write the claims as JSON to this file")
+    claims.add_argument("--markdown", help="write the table as Markdown to this file")
     args = parser.parse_args(argv)
-    return verify_command(args)
+    return verify_command(args) if args.command == "verify" else claims_command(args)
 
 
 if __name__ == "__main__":

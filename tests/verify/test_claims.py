@@ -1,0 +1,45 @@
+"""The published-formula checks: their verdicts, and that they respond to what they check."""
+
+from __future__ import annotations
+
+import json
+
+from msvm.reference import weston_watkins
+from msvm.verify import claims
+from msvm.verify.cli import main
+
+EXPECTED = {
+    ("ISVM appendix E (E.3)", "fails"),
+    ("ISVM appendix F (F.4)", "fails"),
+    ("ISVM (4.14)-(4.16)", "holds"),
+    ("ISVM (8.2)-(8.5), (7.1)", "holds"),
+    ("Lecture, class prediction from the dual", "holds"),
+    ("MProt (13)", "holds"),
+    ("MProt (13)", "fails"),
+    ("MProt (11)", "fails"),
+    ("MKPM (39)", "fails"),
+    ("MKPM (42)", "holds"),
+    ("MKPM (15)-(16)", "fails"),
+    ("Simplex §1.3", "holds"),
+    ("Simplex (1.1)", "fails"),
+}
+
+
+def test_verdicts():
+    found = {(c.source, c.verdict) for c in claims.all_claims()}
+    assert found == EXPECTED
+
+
+def test_appendix_check_detects_a_correct_simplification(monkeypatch):
+    """Were the printed simplification right, the same check would say it holds."""
+    real = weston_watkins.printed_kernel
+    monkeypatch.setattr(weston_watkins, "printed_kernel", lambda p, simplified=False: real(p))
+    assert claims.appendix_kernel("E", "weston_watkins").verdict == "holds"
+
+
+def test_claims_command_writes_json(tmp_path):
+    out = tmp_path / "claims.json"
+    assert main(["claims", "--json", str(out)]) == 0
+    rows = json.loads(out.read_text())
+    assert {"claim", "source", "verdict", "detail"} <= set(rows[0])
+    assert {r["verdict"] for r in rows} == {"holds", "fails"}
