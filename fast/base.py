@@ -8,11 +8,13 @@ Weston-Watkins (5.1) by an augmented Lagrangian, and the objectives on the canon
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -33,6 +35,12 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     a square Gram matrix when the kernel is precomputed.  Sets ``classes_``; returns X, y_index.
     """
     X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse, dtype=np.float64)
+    if sp.issparse(X):
+        if estimator.kernel == "precomputed":
+            X = X.toarray()  # a Gram matrix is dense
+        else:
+            X = X.tocsr(copy=True)
+            X.sum_duplicates()  # canonical CSR: the numba kernels read one entry per column
     check_classification_targets(y)
     estimator.classes_, y_index = np.unique(y, return_inverse=True)
     L = estimator.classes_.size
@@ -139,11 +147,9 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         lin0, free = self._dual_terms(y_index, L)
         hi = self._upper_bounds(C, free)
         alpha = self._initial_alpha(free.shape, C) * free
-        b = (
-            self.intercept_.copy()
-            if self.warm_start and getattr(self, "intercept_", np.zeros(0)).shape == (L,)
-            else np.zeros(L)
-        )
+        reuse_bias = self._fit_intercept() and self.warm_start
+        previous = getattr(self, "intercept_", np.zeros(0))
+        b = previous.copy() if reuse_bias and previous.shape == (L,) else np.zeros(L)
         linear = self.kernel == "linear" and self.solver == "dcd" and self.selection == "cyclic"
         rho = self._bias_penalty(X, linear) if self._fit_intercept() else 0.0
         if linear:
@@ -161,7 +167,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             U = self._outputs(source, rho, alpha, y_index, c)
 
         n_iter = n_steps = 0
-        for _ in range(_BIAS_ROUNDS if self._fit_intercept() else 1):
+        for rounds in range(1, (_BIAS_ROUNDS if self._fit_intercept() else 1) + 1):
             lin = self._biased_terms(lin0, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
             if linear:
@@ -172,19 +178,25 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             n_steps += solver.n_steps
             if not self._fit_intercept():
                 break
+            # The run solved the problem whose bias is b + rho sum_i B_i (the multiplier update
+            # of the augmented Lagrangian); stop when that update is below tol.
             _, B = dual_vectors(self._kind, alpha, y_index, c)
-            balance = B.sum(axis=0)  # sum_i B_ik = 0 at the optimum
-            if np.abs(balance).max() <= self.tol:
+            step = rho * B.sum(axis=0)
+            b = b + step
+            if np.abs(step).max() <= self.tol:
                 break
-            b = b + rho * balance
+            if rounds == _BIAS_ROUNDS:
+                warnings.warn(
+                    f"The bias did not settle in {_BIAS_ROUNDS} augmented-Lagrangian rounds "
+                    f"(last change {np.abs(step).max():.2e} > tol={self.tol:g}).",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
         self.n_iter_ = n_iter
         self.n_steps_ = n_steps
         self.kkt_violation_ = violation
         Z, B = dual_vectors(self._kind, alpha, y_index, c)
-        if linear:
-            F = np.asarray(data.X @ W)
-        else:
-            F = U - rho * B.sum(axis=0)
+        F = np.asarray(data.X @ W) if linear else U - rho * B.sum(axis=0)  # K B
         norm_sq = float(np.sum(Z * F))
         F = F + b
         self.dual_coef_ = alpha
@@ -200,8 +212,11 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             self.support_vectors_ = np.empty((0, 0))
         else:
             self.support_vectors_ = X[self.support_]
-        if self.kernel == "linear":
+        self._linear_weights = self.kernel == "linear"
+        if self._linear_weights:
             self.coef_ = (W if linear else np.asarray(X.T @ B)).T
+        else:
+            self.__dict__.pop("coef_", None)
         return self
 
     def _upper_bounds(self, C, free):
@@ -256,10 +271,11 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        if self.kernel == "linear" and hasattr(self, "coef_"):  # explicit weights: no kernel
+        if getattr(self, "_linear_weights", False):  # explicit weights: no kernel
             return np.asarray(X @ self.coef_.T) + self.intercept_
         if self.kernel == "precomputed":
             K = X[:, self.support_]
+            K = K.toarray() if sp.issparse(K) else K
         else:
             K = kernel_matrix(
                 X, self.support_vectors_, self.kernel, self._gamma, self.degree, self.coef0

@@ -224,7 +224,8 @@ class LinearData:
 
     def __init__(self, X):
         if sp.issparse(X):
-            X = sp.csr_matrix(X, dtype=np.float64)
+            X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+            X.sum_duplicates()
             self.rows = (
                 np.empty((0, X.shape[1])),
                 X.data,
@@ -326,8 +327,12 @@ class DecompositionSolver:
             if self.verbose:
                 print(f"{self.n_steps} greedy steps, max KKT violation {worst:.3e}")
             if worst <= self.tol:
-                return self.n_steps / N, worst
-        self._warn(worst)
+                break
+        # patterns found stuck were set aside with violation 0: report the true largest one
+        pattern_violations(U, dual, self.kind, viol)
+        worst = viol.max()
+        if worst > self.tol:
+            self._warn(worst)
         return self.n_steps / N, worst
 
     def solve_kernel(self, source, alpha, U):

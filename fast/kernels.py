@@ -106,8 +106,8 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
     n = X.shape[0]
     params = np.array([KERNEL_KIND[kernel], gamma, degree, coef0], dtype=np.float64)
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        X.sort_indices()
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        X.sum_duplicates()  # canonical: sorted, one entry per (row, column)
         data, indices, indptr = X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)
         dense = np.empty((0, X.shape[1]))
         sq_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()

@@ -35,6 +35,7 @@ from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
 
 _EIGEN_CUTOFF = 1e-10
+NYSTROEM_DEFAULT = 500  # landmarks when approximation="nystroem" and n_components is None
 
 
 @nb.njit(cache=True)
@@ -74,7 +75,7 @@ class KernelPCABasis:
     def __init__(self, X, kernel, gamma, degree, coef0, n_components, approximation, rng):
         self.params = (kernel, gamma, degree, coef0)
         if approximation == "nystroem":
-            m = min(n_components, X.shape[0])
+            m = min(n_components or NYSTROEM_DEFAULT, X.shape[0])
             self.landmarks = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
             s, V = np.linalg.eigh(self._kernel(self.landmarks, self.landmarks))
             keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
@@ -122,6 +123,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         How d is chosen: cross-validated error, error on a held-out split, or training error.
     cv : int, default=5; validation_fraction : float, default=0.2
     approximation : {None, "nystroem"}, default=None
+        With "nystroem", n_components landmarks (500 if None) give the basis.
     random_state : seeds the splits and the Nystroem landmarks.
 
     Attributes

@@ -168,9 +168,12 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         alpha = np.zeros((y_index.size, L * q))
         U = np.zeros(alpha.shape, order="F")
 
-        def primal():
+        def primal(loss_assignment=None):
+            """1/2 ||M||^2 + C sum_i xi_i at the current model M, the slacks taken at the
+            current assignment or at ``loss_assignment`` (E(t+1) = P_pi(t+1)(alpha))."""
             Z, _ = dual_vectors(CS, alpha, assigned, 0.0)
-            loss = multi_prototype_loss(U, assigned, proto_class, y_index)
+            target = assigned if loss_assignment is None else loss_assignment
+            loss = multi_prototype_loss(U, target, proto_class, y_index)
             return canonical_objective(float(np.sum(Z * U)), loss, C)
 
         energy = primal()  # E(1) = P_pi(1)(0)
@@ -183,8 +186,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             changed = new != assigned
             if not changed.any() and self.assignment == "greedy":
                 break
+            energy = primal(new)  # E(t+1) = P_pi(t+1)(alpha): same model, new assignment
             assigned = new
-            energy = primal()  # E(t+1) = P_pi(t+1)(alpha)
             path.append(energy)
             if best is None or energy < best[0]:
                 best = (energy, assigned.copy())
@@ -262,8 +265,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         logits = -C * (xi - xi.min(axis=1, keepdims=True)) / T
         p = np.exp(logits)  # exp(-inf) = 0 for the other classes' prototypes
         p /= p.sum(axis=1, keepdims=True)
-        draws = rng.random_sample(y_index.size)[:, None]
-        return np.minimum((p.cumsum(axis=1) < draws).sum(axis=1), p.shape[1] - 1)
+        cumulative = p.cumsum(axis=1)
+        draws = rng.random_sample(y_index.size)[:, None] * cumulative[:, -1:]
+        return (cumulative < draws).sum(axis=1)  # the first prototype whose mass covers the draw
 
     def _finish(self, X, alpha, assigned, proto_class, y_index, primal):
         _, B = dual_vectors(CS, alpha, assigned, 0.0)

@@ -120,6 +120,8 @@ class SimplexSVC(BaseMulticlassSVC):
         """Fit to ``X`` (dense or CSR; Gram matrix if precomputed)."""
         if self.loss == "squared":
             return self._fit_squared(X, y)
+        for stale in ("_eigen", "_targets"):  # from an earlier squared-loss fit
+            self.__dict__.pop(stale, None)
         super().fit(X, y)
         T = self.classes_.size
         self._beta = self.dual_coef_
@@ -133,6 +135,8 @@ class SimplexSVC(BaseMulticlassSVC):
     def _fit_squared(self, X, y):
         X, self._y_index = validate_training_data(self, X, y)
         T = self.classes_.size
+        self._linear_weights = False  # predictions go through the kernel
+        self.__dict__.pop("coef_", None)  # from an earlier hinge fit with the linear kernel
         self._gamma = self._gamma_value(X)
         K = (
             X

@@ -1,0 +1,79 @@
+"""Regressions for bugs found in review: bias bookkeeping, stale state across refits, CSR input
+with duplicate entries, MProt's energy, and the Nystroem default."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+
+from msvm.core import datasets
+from msvm.fast import CrammerSingerSVC, MKPMClassifier, SimplexSVC, WestonWatkinsSVC
+from msvm.reference import FORMULATIONS, Problem
+
+
+def test_warm_start_does_not_carry_a_bias_into_a_biasless_refit():
+    X, y = datasets.load("wine", n_samples=90)
+    clf = WestonWatkinsSVC(fit_intercept=True, warm_start=True, tol=1e-6).fit(X, y)
+    clf.set_params(fit_intercept=False).fit(X, y)
+    ref = FORMULATIONS["weston_watkins"].dual(Problem(X, y, kernel="rbf"))
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
+    np.testing.assert_array_equal(clf.intercept_, 0.0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_bias_is_the_one_the_last_run_solved(kernel):
+    """The reported bias is the one the last engine run solved for (it lagged one update)."""
+    X, y = datasets.load("digits", n_samples=150)
+    C = 10.0 if kernel == "linear" else 1.0
+    clf = WestonWatkinsSVC(
+        fit_intercept=True, kernel=kernel, C=C, tol=1e-5, max_iter=100_000, random_state=0
+    ).fit(X, y)
+    ref = FORMULATIONS["weston_watkins"].primal(
+        Problem(X, y, C=C, kernel=kernel), fit_intercept=True
+    )
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-3)
+
+
+def test_simplex_refits_do_not_keep_the_other_loss_state():
+    X, y = datasets.load("wine", n_samples=90)
+    hinge_then_square = SimplexSVC(kernel="linear").fit(X, y).set_params(loss="squared").fit(X, y)
+    square = SimplexSVC(kernel="linear", loss="squared").fit(X, y)
+    np.testing.assert_allclose(
+        hinge_then_square.decision_function(X), square.decision_function(X), atol=1e-10
+    )
+    model = SimplexSVC(loss="squared").fit(X, y).set_params(loss="hinge").fit(X[:60], y[:60])
+    with pytest.raises(NotFittedError):
+        model.coef_path([1.0])
+
+
+def test_csr_with_duplicate_entries_is_read_as_its_matrix():
+    """Every entry stored twice as two halves (valid, non-canonical CSR)."""
+    X, y = datasets.load("wine")
+    coo = sp.coo_matrix(X / 2)
+    rows, cols = np.concatenate([coo.row, coo.row]), np.concatenate([coo.col, coo.col])
+    duplicated = sp.csr_matrix((np.concatenate([coo.data, coo.data]), (rows, cols)), shape=X.shape)
+    duplicated = sp.csr_matrix(
+        (duplicated.data, duplicated.indices, duplicated.indptr), shape=X.shape
+    )
+    dense = CrammerSingerSVC(random_state=0).fit(X, y)
+    lru = CrammerSingerSVC(random_state=0, cache_size=0.0003).fit(duplicated, y)
+    assert lru.objective_ == pytest.approx(dense.objective_, rel=1e-9)
+
+
+def test_nystroem_with_default_components():
+    X, y = datasets.load("digits", n_samples=200)
+    clf = MKPMClassifier(approximation="nystroem", selection="train", random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.9
+
+
+def test_precomputed_sparse_kernel_is_accepted():
+    X, y = datasets.load("wine", n_samples=60)
+    K = X @ X.T
+    dense = CrammerSingerSVC(kernel="precomputed", random_state=0).fit(K, y)
+    sparse = CrammerSingerSVC(kernel="precomputed", random_state=0).fit(sp.csr_matrix(K), y)
+    assert sparse.objective_ == pytest.approx(dense.objective_, rel=1e-12)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(K)), dense.decision_function(K), atol=1e-12
+    )
