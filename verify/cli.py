@@ -102,6 +102,32 @@ def claims_command(args) -> int:
     return 0
 
 
+def consistency_command(args) -> int:
+    from tqdm import tqdm
+
+    from msvm.verify.consistency import monte_carlo
+
+    rows = []
+    total = len(args.formulations) * len(args.classes) * args.trials
+    with tqdm(total=total, desc="conditional-risk LPs", unit="draw") as progress:
+        for formulation in args.formulations:
+            for L in args.classes:
+                rows.append(monte_carlo(formulation, L, args.trials, args.seed, progress))
+    print(
+        f"{'formulation':<16}{'L':>3}{'vertex':>9}{'pessimistic':>13}{'optimistic':>12}"
+        f"{'ISVM Table 5':>14}"
+    )
+    for r in rows:
+        published = "" if r.published is None else f"{100 * r.published:.0f} %"
+        print(
+            f"{r.formulation:<16}{r.L:>3}{100 * r.vertex:>8.1f}%{100 * r.pessimistic:>12.1f}%"
+            f"{100 * r.optimistic:>11.1f}%{published:>14}"
+        )
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.as_dict() for r in rows], indent=2))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="msvm", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -126,8 +152,26 @@ def main(argv=None) -> int:
     claims = commands.add_parser("claims", help="check the papers' printed formulas")
     claims.add_argument("--json", help="write the claims as JSON to this file")
     claims.add_argument("--markdown", help="write the table as Markdown to this file")
+    from msvm.verify.consistency import FORMULATIONS as CONSISTENCY_FORMULATIONS
+
+    consistency = commands.add_parser("consistency", help="Bayes-consistency Monte Carlo")
+    consistency.add_argument("--classes", type=int, nargs="+", default=[2, 3, 4, 5, 6])
+    consistency.add_argument("--trials", type=int, default=1000)
+    consistency.add_argument("--seed", type=int, default=0)
+    consistency.add_argument(
+        "--formulations",
+        nargs="+",
+        choices=CONSISTENCY_FORMULATIONS,
+        default=list(CONSISTENCY_FORMULATIONS),
+    )
+    consistency.add_argument("--json", help="write the rates as JSON to this file")
     args = parser.parse_args(argv)
-    return verify_command(args) if args.command == "verify" else claims_command(args)
+    commands_run = {
+        "verify": verify_command,
+        "claims": claims_command,
+        "consistency": consistency_command,
+    }
+    return commands_run[args.command](args)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ EXPECTED = {
     ("MKPM (15)-(16)", "fails"),
     ("Simplex §1.3", "holds"),
     ("Simplex (1.1)", "fails"),
+    ("Simplex §1.2", "fails"),
 }
 
 
