@@ -79,6 +79,21 @@ def verify_command(args) -> int:
                 f"{'pass' if r.passed else 'FAIL'} |"
             )
         Path(args.markdown).write_text("\n".join(lines) + "\n")
+    if args.plots:
+        from msvm.verify.inhibition import plot, profile
+
+        Path(args.plots).mkdir(parents=True, exist_ok=True)
+        profiles = []
+        for name in args.dataset:
+            if name not in BUNDLED:
+                continue
+            kernel, C, n, n_quick = BUNDLED[name]
+            X, y = datasets.load(name, n_samples=n_quick if args.quick else n)
+            profiles.append(profile(X, y, C=C, kernel=kernel, dataset=name))
+            print(profiles[-1].summary())
+        if profiles:
+            plot(profiles, Path(args.plots) / "mu_profile.png")
+            print(f"mu profile saved to {Path(args.plots) / 'mu_profile.png'}")
     failed = [r for r in rows if not r.passed]
     print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
@@ -149,6 +164,7 @@ def main(argv=None) -> int:
     )
     verify.add_argument("--json", help="write the rows as JSON to this file")
     verify.add_argument("--markdown", help="write the table as Markdown to this file")
+    verify.add_argument("--plots", help="folder for the figure of E*(mu), the inhibition study")
     claims = commands.add_parser("claims", help="check the papers' printed formulas")
     claims.add_argument("--json", help="write the claims as JSON to this file")
     claims.add_argument("--markdown", help="write the table as Markdown to this file")

@@ -23,6 +23,7 @@ EXPECTED = {
     ("Simplex §1.3", "holds"),
     ("Simplex (1.1)", "fails"),
     ("Simplex §1.2", "fails"),
+    ("ISVM Theorem 1, Lemma 2", "fails"),
 }
 
 
