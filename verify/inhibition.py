@@ -106,7 +106,7 @@ def plot(profiles: list[MuProfile], path) -> None:
     ax.axvline(1.0, color="grey", linestyle="--", label="mu = 1/L")
     ax.set_xlabel("mu L")
     ax.set_ylabel("E*(mu) / E*(1/L)")
-    ax.set_title("Optimal primal value of the inhibitory SVM at fixed mu (ISVM 4.1)")
+    ax.set_title("Inhibitory SVM: optimal primal E*(mu) at fixed mu")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
