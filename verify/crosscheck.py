@@ -114,20 +114,19 @@ def check(
         )
     p = Problem(X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     module = FORMULATIONS[formulation]
+    shared = dict(
+        C=C,
+        kernel=kernel,
+        gamma=gamma,
+        degree=degree,
+        coef0=coef0,
+        max_iter=100_000,
+        random_state=random_state,
+    )
     fast_model, options = None, {}
     if formulation in FAST:
         Estimator, options = FAST[formulation]
-        fast_model = Estimator(
-            C=C,
-            kernel=kernel,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            tol=1e-6,
-            max_iter=100_000,
-            random_state=random_state,
-            **options,
-        )
+        fast_model = Estimator(tol=1e-6, **shared, **options)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             fast_model.fit(X, y)
@@ -185,17 +184,7 @@ def check(
     if paper_solvers and formulation in PAPER_SOLVERS:
         Estimator, _ = FAST[formulation]
         for solver in ("smo", "sgd"):
-            model = Estimator(
-                C=C,
-                kernel=kernel,
-                gamma=gamma,
-                degree=degree,
-                coef0=coef0,
-                solver=solver,
-                tol=1e-4,
-                max_iter=100_000,
-                random_state=random_state,
-            ).fit(X, y)
+            model = Estimator(solver=solver, tol=1e-4, **shared).fit(X, y)
             predictions[solver] = model.predict(X)
             difference = relative(model.objective_, dual.objective)
             row.agreement[f"{solver} objective"] = difference
