@@ -19,7 +19,7 @@ def objective(d, g, k, c, v):
 @given(
     L=st.integers(1, 8),
     seed=st.integers(0, 10_000),
-    structure=st.sampled_from(["sign", "ones-minus", "ones-plus", "none"]),
+    structure=st.sampled_from(["sign", "sign-singular", "ones-minus", "ones-plus", "none"]),
     k=st.floats(0.05, 5.0),
 )
 def test_box_rank_one_is_exact(L, seed, structure, k):
@@ -29,10 +29,10 @@ def test_box_rank_one_is_exact(L, seed, structure, k):
     hi = rng.uniform(0, 1.5, size=L)
     fixed = rng.random(L) < 0.15
     lo[fixed] = hi[fixed] = 0.0
-    if structure == "sign":  # inhibitory: v = y, c up to 1/L
+    if structure.startswith("sign"):  # inhibitory: v = y, c up to 1/L (singular Hessian at 1/L)
         v = -np.ones(L)
         v[rng.integers(L)] = 1.0
-        c = rng.uniform(0, 1.0 / L)
+        c = 1.0 / L if structure == "sign-singular" else rng.uniform(0, 1.0 / L)
     elif structure == "ones-minus":  # Lee-Lin-Wahba
         v, c = np.ones(L), 1.0 / L
     elif structure == "ones-plus":  # Weston-Watkins: identity plus rank one
