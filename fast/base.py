@@ -26,7 +26,7 @@ from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import dual_vectors
 from msvm.fast.smo import SingleVariableSolver
 
-# Augmented-Lagrangian rounds for the bias, and the penalty rho (a constant added to the kernel).
+# Largest number of augmented-Lagrangian rounds for the Weston-Watkins bias (see fit).
 _BIAS_ROUNDS = 200
 
 

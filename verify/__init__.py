@@ -5,8 +5,9 @@
 
 ``check`` returns a :class:`CheckRow` (reference primal and dual, their gap, the fast estimator's
 objective and its difference, output and prediction agreement, pass/fail with reasons); the
-``msvm verify`` command runs it for every formulation on bundled data.  The published-claim table,
-the mu = 1/L study and the Bayes-consistency Monte Carlo of issue 5 are not built yet.
+``msvm verify`` command runs it for every formulation on bundled data.  ``claims`` checks the
+papers' printed formulas (``msvm claims``), ``inhibition`` studies mu = 1/L (``msvm verify
+--plots``) and ``consistency`` runs the Bayes-consistency Monte Carlo (``msvm consistency``).
 """
 
 from msvm.verify.crosscheck import CheckRow, check
