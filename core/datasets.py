@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import csv
+
 import numpy as np
 from sklearn import datasets
 from sklearn.preprocessing import StandardScaler
@@ -38,3 +40,16 @@ def balanced_subset(X, y, n_samples: int, random_state: int = 0):
     picked = np.concatenate([rng.permutation(np.flatnonzero(y == c))[:per_class] for c in classes])
     picked = np.sort(picked)
     return X[picked], y[picked]
+
+
+def load_csv(path: str, label_column: str | None):
+    """Features and labels from a CSV file with a header; the label column defaults to the last."""
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    header, body = rows[0], rows[1:]
+    if label_column is not None and label_column not in header:
+        raise ValueError(f"No column {label_column!r} in {path}; the header is {header}.")
+    column = header.index(label_column) if label_column else len(header) - 1
+    y = np.array([row[column] for row in body])
+    X = np.array([[float(v) for i, v in enumerate(row) if i != column] for row in body])
+    return X, y
