@@ -174,7 +174,9 @@ class TaskResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> TaskResult:
-        return cls(Task(**d["task"]), np.array(d["accuracy"]), d["seconds"], d["steps"], d["indices"])
+        return cls(
+            Task(**d["task"]), np.array(d["accuracy"]), d["seconds"], d["steps"], d["indices"]
+        )
 
 
 # -- data ---------------------------------------------------------------------------------------
@@ -427,7 +429,9 @@ def table4(rows: list[Table3Row], config: StudyConfig, sizes_by_dataset) -> list
                     n += 1
                     wins += mine[k] > theirs[k]
                 ratio, p_value = likelihood_ratio(wins, n), sign_test_p_value(wins, n)
-                entries.append(Table4Entry(nominal, competitor, percentile, wins, n, ratio, p_value))
+                entries.append(
+                    Table4Entry(nominal, competitor, percentile, wins, n, ratio, p_value)
+                )
     return entries
 
 
@@ -499,7 +503,7 @@ def plot(rows: list[Table3Row], path) -> None:
     names = list(dict.fromkeys(r.dataset for r in rows))
     machines = list(dict.fromkeys(r.machine for r in rows))
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], names):
+    for ax, name in zip(axes[0], names, strict=True):
         for k, machine in enumerate(machines):
             mine = [r for r in rows if r.dataset == name and r.machine == machine]
             sizes = [r.n_s for r in mine]
