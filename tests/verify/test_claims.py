@@ -24,6 +24,8 @@ EXPECTED = {
     ("Simplex (1.1)", "fails"),
     ("Simplex §1.2", "fails"),
     ("ISVM Theorem 1, Lemma 2", "fails"),
+    ("ISVM Table 4", "holds"),
+    ("ISVM Table 4, notes", "fails"),
 }
 
 
