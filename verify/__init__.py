@@ -7,7 +7,8 @@
 objective and its difference, output and prediction agreement, pass/fail with reasons); the
 ``msvm verify`` command runs it for every formulation on bundled data.  ``claims`` checks the
 papers' printed formulas (``msvm claims``), ``inhibition`` studies mu = 1/L (``msvm verify
---plots``) and ``consistency`` runs the Bayes-consistency Monte Carlo (``msvm consistency``).
+--plots``), ``consistency`` runs the Bayes-consistency Monte Carlo (``msvm consistency``) and
+``robustness`` the leave-one-out study of ISVM §9, Tables 2-4 (``msvm robustness``).
 """
 
 from msvm.verify.crosscheck import CheckRow, check
