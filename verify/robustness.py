@@ -320,7 +320,9 @@ def _dask(pending, data, config, scheduler, workers):
     if scheduler:
         client, cluster = Client(scheduler), None
     else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True)
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
         client = Client(cluster)
     try:
         scattered = {name: client.scatter(arrays, broadcast=True) for name, arrays in data.items()}

@@ -107,6 +107,11 @@ def test_serial_joblib_and_dask_give_the_same_tables(tmp_path):
         outputs[name + " tasks"] = accuracy
     assert outputs["serial"] == outputs["joblib"] == outputs["dask"]
     assert outputs["serial tasks"] == outputs["joblib tasks"] == outputs["dask tasks"]
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=":0") as cluster:
+        remote = run_study(config, tmp_path / "remote", scheduler=cluster.scheduler_address)
+    assert {r.task: r.accuracy.tolist() for r in remote} == outputs["serial tasks"]
     assert len(outputs["serial"]) == 1 + 2 * 2  # header + (iris, wine) x 2 machines
 
 
