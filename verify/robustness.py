@@ -357,7 +357,13 @@ def run_study(
 
     out = Path(out)
     folder = prepare_output(config, out)
-    data = {dataset_label(n): load_dataset(n, label_column) for n in config.datasets}
+    labels = [dataset_label(n) for n in config.datasets]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"Data sets must have distinct names; got {labels}.")
+    data = {
+        label: load_dataset(n, label_column)
+        for label, n in zip(labels, config.datasets, strict=True)
+    }
     tasks = plan(config, data)
     pending = [t for t in tasks if not (folder / t.filename).exists()]
     if scheduler or workers:
