@@ -144,64 +144,61 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
 
 
 # Rows for the explicit-weights path: (dense, data, indices, indptr); dense is (0, d) for CSR.
+# The weights are held class by class, Wt = (X^T B)^T of shape (L, d), so that an output is one
+# contiguous dot product and a weight update one contiguous axpy per class that moved.
 
 
-@nb.njit(cache=True)
-def row_outputs(i, rows, W, w0, out):
-    """U_i = x_i W + w0 (dense or CSR row i)."""
+@nb.njit(cache=True, fastmath={"reassoc", "contract"})
+def row_outputs(i, rows, Wt, w0, out):
+    """out = x_i W + w0 (dense or CSR row i); reassociated so that each dot product vectorises."""
     dense, data, indices, indptr = rows
-    L = out.size
-    for j in range(L):
-        out[j] = w0[j]
-    if dense.shape[0] > 0:
-        for f in range(dense.shape[1]):
-            x = dense[i, f]
-            if x != 0.0:
-                for j in range(L):
-                    out[j] += x * W[f, j]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            x, f = data[p], indices[p]
-            for j in range(L):
-                out[j] += x * W[f, j]
+    for j in range(out.size):
+        total = w0[j]
+        if dense.shape[0] > 0:
+            for f in range(dense.shape[1]):
+                total += dense[i, f] * Wt[j, f]
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                total += data[p] * Wt[j, indices[p]]
+        out[j] = total
 
 
 @nb.njit(cache=True)
-def add_row(i, rows, W, dB):
-    """W += x_i^T dB."""
+def add_row(i, rows, Wt, dB):
+    """Wt += dB x_i (W += x_i^T dB), one axpy for each class whose coefficient changed."""
     dense, data, indices, indptr = rows
-    L = dB.size
-    if dense.shape[0] > 0:
-        for f in range(dense.shape[1]):
-            x = dense[i, f]
-            if x != 0.0:
-                for j in range(L):
-                    W[f, j] += x * dB[j]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            x, f = data[p], indices[p]
-            for j in range(L):
-                W[f, j] += x * dB[j]
+    for j in range(dB.size):
+        b = dB[j]
+        if b == 0.0:
+            continue
+        w = Wt[j]
+        if dense.shape[0] > 0:
+            for f in range(dense.shape[1]):
+                w[f] += b * dense[i, f]
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                w[indices[p]] += b * data[p]
 
 
 @nb.njit(cache=True)
-def linear_epoch(order, rows, offset, W, w0, dual, kind, c, shrink_at, skip_below):
-    """One pass with explicit weights W = X^T B and w0 = offset 1^T B (the bias column)."""
+def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shrink_at, skip_below):
+    """One pass with explicit weights Wt = (X^T B)^T and w0 = offset 1^T B (the bias column)."""
     alpha, hi = dual[0], dual[1]
-    work = np.empty((10, W.shape[1]))
-    scratch = np.empty(2 * W.shape[1])
+    L = Wt.shape[0]
+    work = np.empty((10, L))
+    scratch = np.empty(2 * L)
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
     for pos in range(order.size):
         i = order[pos]
-        row_outputs(i, rows, W, w0, work[6])
+        row_outputs(i, rows, Wt, w0, work[6])
         violation, moved = pattern_step(i, work[6], dual, kind, c, work, scratch, skip_below)
         worst = max(worst, violation)
         if moved:
             steps += 1
-            for j in range(W.shape[1]):
+            for j in range(L):
                 w0[j] += offset * work[5, j]
-            add_row(i, rows, W, work[5])
+            add_row(i, rows, Wt, work[5])
         elif pattern_is_shrinkable(kind, work[0], alpha[i], hi[i], shrink_at):
             keep[pos] = False
     return worst, keep, steps
@@ -292,26 +289,43 @@ class DecompositionSolver:
             stacklevel=5,
         )
 
+    def _shrink_margin(self, worst):
+        """How far a variable must lie beyond its bound's KKT condition to be set aside.
+
+        Box-constrained kinds: the previous epoch's largest violation (LIBLINEAR's dual
+        coordinate descent for binary SVMs).  CS: 0, relative to the entries holding mass
+        (LIBLINEAR's Solver_MCSVM_CS); the eps_shrink re-checks of ``_run`` bring them back.
+        """
+        if not self.shrinking:
+            return np.inf
+        return 0.0 if self.kind == CS else worst
+
     def _run(self, epoch, n_patterns):
-        """Epochs over a shrinking active set until a full pass has violation <= tol."""
-        active = np.arange(n_patterns)
-        shrink_at = np.inf
+        """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
+
+        As in LIBLINEAR's Solver_MCSVM_CS, every pattern is made active again whenever the active
+        set's largest violation falls below eps_shrink, which starts at max(10 tol, 1) and is
+        halved at each re-check (never below tol).
+        """
+        everything = np.arange(n_patterns)
+        active, shrink_at = everything, self._shrink_margin(np.inf)
+        eps_shrink = max(10.0 * self.tol, 1.0)
         for n_iter in range(1, self.max_iter + 1):
             order = self.rng.permutation(active)
-            worst, keep, steps = epoch(order, shrink_at if self.shrinking else np.inf)
+            worst, keep, steps = epoch(order, shrink_at)
             self.n_steps += steps
             full_pass = active.size == n_patterns
             if self.stop is not None and self.stop():
                 return n_iter, worst
             if self.verbose:
                 print(f"epoch {n_iter}: {active.size} active, max KKT violation {worst:.3e}")
-            if worst <= self.tol:
-                if full_pass:
-                    return n_iter, worst
-                active, shrink_at = np.arange(n_patterns), np.inf  # re-check everything
+            if worst <= self.tol and full_pass:
+                return n_iter, worst
+            if worst < eps_shrink or worst <= self.tol:  # re-check everything
+                active, shrink_at = everything, self._shrink_margin(np.inf)
+                eps_shrink = max(eps_shrink / 2.0, self.tol)
                 continue
-            active = order[keep] if self.shrinking else active
-            shrink_at = worst
+            active, shrink_at = order[keep], self._shrink_margin(worst)
         self._warn(worst)
         return self.max_iter, worst
 
@@ -350,11 +364,13 @@ class DecompositionSolver:
         return self._run(epoch, alpha.shape[0])
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
-        """Run with explicit weights; ``alpha``, ``W = X^T B`` and ``w0 = offset 1^T B``."""
+        """Run with explicit weights; ``alpha``, ``W = X^T B`` (Fortran order) and
+        ``w0 = offset 1^T B`` are updated."""
         dual = self._dual(alpha, data.sq_norms + self.offset)
+        Wt = W.T  # (L, d), C-contiguous: one row of weights per class
 
         def epoch(order, shrink_at):
-            args = (self.offset, W, w0, dual, self.kind, self.c, shrink_at, self.skip_below)
+            args = (self.offset, Wt, w0, dual, self.kind, self.c, shrink_at, self.skip_below)
             return linear_epoch(order, data.rows, *args)
 
         return self._run(epoch, alpha.shape[0])
