@@ -181,6 +181,12 @@ def prefetch(typingctx, array, i):
     return types.void(array, i), codegen
 
 
+if nb.config.DISABLE_JIT:  # plain Python: an intrinsic cannot run, and a hint can be dropped
+
+    def prefetch(array, i):  # noqa: F811
+        """No-op stand-in for the intrinsic when numba is disabled."""
+
+
 # How many patterns ahead the explicit-weights epoch prefetches.
 PREFETCH_AHEAD = 4
 
@@ -350,26 +356,19 @@ class DecompositionSolver:
             stacklevel=5,
         )
 
-    def _shrink_margin(self, worst):
-        """How far a variable must lie beyond its bound's KKT condition to be set aside.
-
-        Box-constrained kinds: the previous epoch's largest violation (LIBLINEAR's dual
-        coordinate descent for binary SVMs).  CS: 0, relative to the entries holding mass
-        (LIBLINEAR's Solver_MCSVM_CS); the eps_shrink re-checks of ``_run`` bring them back.
-        """
-        if not self.shrinking:
-            return np.inf
-        return 0.0 if self.kind == CS else worst
-
     def _run(self, epoch, n_patterns):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
         As in LIBLINEAR's Solver_MCSVM_CS, every pattern is made active again whenever the active
         set's largest violation falls below eps_shrink, which starts at max(10 tol, 1) and is
-        halved at each re-check (never below tol).
+        halved at each re-check (never below tol).  A pattern is set aside when each of its
+        variables sits at a bound with its gradient pointing out (for CS, below every entry that
+        holds mass), with no further margin: LIBLINEAR's binary solver asks for a margin of the
+        previous epoch's largest violation, which kept almost every pattern active on the linear
+        benchmark, where the violation stays above 1 for hundreds of epochs.
         """
         everything = np.arange(n_patterns)
-        active, shrink_at = everything, self._shrink_margin(np.inf)
+        active, shrink_at = everything, (0.0 if self.shrinking else np.inf)
         eps_shrink = max(10.0 * self.tol, 1.0)
         for n_iter in range(1, self.max_iter + 1):
             order = self.rng.permutation(active)
@@ -383,10 +382,10 @@ class DecompositionSolver:
             if worst <= self.tol and full_pass:
                 return n_iter, worst
             if worst < eps_shrink or worst <= self.tol:  # re-check everything
-                active, shrink_at = everything, self._shrink_margin(np.inf)
+                active = everything
                 eps_shrink = max(eps_shrink / 2.0, self.tol)
                 continue
-            active, shrink_at = order[keep], self._shrink_margin(worst)
+            active = order[keep]
         self._warn(worst)
         return self.max_iter, worst
 
