@@ -15,7 +15,7 @@ scaling    engine vs solver="smo" (ISVM Algorithm 1): seconds per variable updat
            (make_classification, 600 points, L = 3, 10, 26).
 linear     CrammerSingerSVC / WestonWatkinsSVC / InhibitorySVC (linear kernel, explicit weights)
            vs LIBLINEAR's Crammer-Singer (LinearSVC) on make_classification(100000, 50, 10
-           classes), same tol (max_iter=300 epochs for the box-constrained machines).
+           classes), same tol and stopping quantity, both run to convergence.
 mprot      MultiPrototypeSVC on digits (70/30), the paper's linear kernel <x, y> + 1, q = 1, 3, 5,
            10: test error and fit time (the shape of MProt Table 1).
 mkpm       MKPMClassifier on digits (whole path, D up to N) and with Nystroem on 20000 synthetic
@@ -159,7 +159,7 @@ def part_scaling(classes=(3, 10, 26), n=600):
     write("scaling", "Cost per variable as L grows: engine vs ISVM Algorithm 1", lines)
 
 
-def part_linear(n=100_000, tol=1e-2):
+def part_linear(n=100_000, tol=1e-2, repeats=3):
     # class_sep=3: with the default separation and C=1 the Crammer-Singer optimum is W = 0 (the
     # hinge's subdifferential at 0 contains 0 on data this noisy), a degenerate comparison.
     X, y = make_classification(
@@ -167,32 +167,45 @@ def part_linear(n=100_000, tol=1e-2):
     )
     X = (X - X.mean(axis=0)) / X.std(axis=0)
     lines = [
-        f"tol={tol} for every solver (largest KKT violation; LIBLINEAR's Crammer-Singer stops on "
-        "the same quantity).\n",
-        "| estimator | fit [s] | LinearSVC(crammer_singer) [s] | time ratio | objective "
-        "(canonical) | epochs | final KKT violation | train accuracy |",
-        "|---|---|---|---|---|---|---|---|",
+        f"tol={tol} for every solver on the same quantity: the largest KKT violation g_max - g_min "
+        "of a pattern (LIBLINEAR's maxG - minG in Solver_MCSVM_CS, same dual scale), checked in a "
+        "pass over every pattern.  Epochs are passes over the active (shrunk) set, as LIBLINEAR "
+        "counts them; LIBLINEAR runs with its own limit of 100000 (scikit-learn does not pass "
+        "max_iter to Solver_MCSVM_CS, and its ConvergenceWarning compares these passes with "
+        "LinearSVC's max_iter=1000), ours with max_iter=100000.  Both primal objectives are "
+        "computed by the same numpy function from the weights; the Crammer-Singer time ratio is "
+        f"the best of {repeats} fits each.\n",
+        "| estimator | fit [s] | LinearSVC(crammer_singer) [s] | time ratio | primal objective "
+        "(canonical) | dual objective | epochs | final KKT violation | train accuracy |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        liblinear = LinearSVC(multi_class="crammer_singer", tol=tol, fit_intercept=False)
-        peer, t_peer = timed(lambda: liblinear.fit(X, y))
+        warnings.simplefilter("ignore", ConvergenceWarning)  # see the note on LIBLINEAR's count
+        liblinear = LinearSVC(
+            multi_class="crammer_singer", tol=tol, fit_intercept=False, random_state=0
+        )
+        peer, t_peer = best_of(lambda: liblinear.fit(X, y), repeats)
         lines.append(
             f"| LinearSVC crammer_singer | {t_peer:.2f} | {t_peer:.2f} | 1.0 | "
-            f"{crammer_singer_objective(peer.coef_, X, y):.4f} | {peer.n_iter_} | | "
+            f"{crammer_singer_objective(peer.coef_, X, y):.4f} | | {peer.n_iter_} | < {tol} | "
             f"{peer.score(X, y):.4f} |"
         )
-        for Estimator, epochs in (
-            (CrammerSingerSVC, 1000),
-            (WestonWatkinsSVC, 300),
-            (InhibitorySVC, 300),
+        for Estimator, fits in (
+            (CrammerSingerSVC, repeats),
+            (WestonWatkinsSVC, 1),
+            (InhibitorySVC, 1),
         ):
-            model = Estimator(kernel="linear", tol=tol, random_state=0, max_iter=epochs)
-            clf, t = timed(lambda m=model: m.fit(X, y))
+            model = Estimator(kernel="linear", tol=tol, random_state=0, max_iter=100_000)
+            clf, t = best_of(lambda m=model: m.fit(X, y), fits)
+            primal = (
+                crammer_singer_objective(clf.coef_, X, y)
+                if Estimator is CrammerSingerSVC
+                else clf.objective_
+            )
             lines.append(
                 f"| {Estimator.__name__} | {t:.2f} | {t_peer:.2f} | {t / t_peer:.2f} | "
-                f"{clf.objective_:.4f} | {clf.n_iter_} | {clf.kkt_violation_:.3f} | "
-                f"{clf.score(X, y):.4f} |"
+                f"{primal:.4f} | {clf.dual_objective_:.4f} | {clf.n_iter_} | "
+                f"{clf.kkt_violation_:.4f} | {clf.score(X, y):.4f} |"
             )
     write("linear", f"Linear kernel, make_classification({n}, 50 features, 10 classes)", lines)
 

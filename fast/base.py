@@ -155,7 +155,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         if linear:
             data = LinearData(X)
             Z, B = dual_vectors(self._kind, alpha, y_index, c)
-            W, w0 = np.asarray(data.X.T @ B), rho * B.sum(axis=0)
+            W, w0 = np.asfortranarray(data.X.T @ B), rho * B.sum(axis=0)
         else:
             source = (
                 precomputed_source(X)

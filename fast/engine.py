@@ -19,6 +19,9 @@ import warnings
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
@@ -143,65 +146,126 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, tol, viol):
     return n_steps, viol.max()
 
 
+@intrinsic
+def prefetch(typingctx, array, i):
+    """Hint the CPU to fetch row i of a 2-d array (element i of a 1-d one) into cache.
+
+    ``llvm.prefetch`` on every 64-byte line of the row; a hint only, it never faults.  The
+    explicit-weights epoch visits rows in random order, and fetching the next patterns' rows
+    while one is solved hides most of the memory latency (0.25 -> 0.09 us a row here).
+    """
+    if not isinstance(array, types.Array) or array.ndim > 2:
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        intp = lambda v: context.get_constant(types.intp, v)  # noqa: E731
+        index = [args[1]] + [intp(0)] * (aryty.ndim - 1)
+        start = cgutils.get_item_pointer(context, builder, aryty, ary, index)
+        width = (
+            cgutils.unpack_tuple(builder, ary.shape, aryty.ndim)[-1] if aryty.ndim == 2 else intp(1)
+        )
+        itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+        nbytes = builder.mul(width, intp(itemsize))
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        base = builder.bitcast(start, i8p)
+        with cgutils.for_range_slice(builder, intp(0), nbytes, intp(64)) as (offset, _):
+            line = builder.gep(base, [offset])
+            builder.call(fn, [line, i32(0), i32(3), i32(1)])  # read, keep in cache, data
+        return context.get_dummy_value()
+
+    return types.void(array, i), codegen
+
+
+if nb.config.DISABLE_JIT:  # plain Python: an intrinsic cannot run, and a hint can be dropped
+
+    def prefetch(array, i):  # noqa: F811
+        """No-op stand-in for the intrinsic when numba is disabled."""
+
+
+# How many patterns ahead the explicit-weights epoch prefetches.
+PREFETCH_AHEAD = 4
+
+
+@nb.njit(cache=True)
+def prefetch_pattern(i, rows, dual):
+    """Prefetch what a step on pattern i reads: its data row and its rows of the dual state."""
+    dense, data, indices, indptr = rows
+    if dense.shape[0] > 0:
+        prefetch(dense, i)
+    else:
+        prefetch(data, indptr[i])
+        prefetch(indices, indptr[i])
+    alpha, hi, lin, y_index, kdiag = dual
+    prefetch(alpha, i)
+    prefetch(hi, i)
+    prefetch(lin, i)
+    prefetch(y_index, i)
+    prefetch(kdiag, i)
+
+
 # Rows for the explicit-weights path: (dense, data, indices, indptr); dense is (0, d) for CSR.
+# The weights are held class by class, Wt = (X^T B)^T of shape (L, d), so that an output is one
+# contiguous dot product and a weight update one contiguous axpy per class that moved.
 
 
-@nb.njit(cache=True)
-def row_outputs(i, rows, W, w0, out):
-    """U_i = x_i W + w0 (dense or CSR row i)."""
+@nb.njit(cache=True, fastmath={"reassoc", "contract"})
+def row_outputs(i, rows, Wt, w0, out):
+    """out = x_i W + w0 (dense or CSR row i); reassociated so that each dot product vectorises."""
     dense, data, indices, indptr = rows
-    L = out.size
-    for j in range(L):
-        out[j] = w0[j]
-    if dense.shape[0] > 0:
-        for f in range(dense.shape[1]):
-            x = dense[i, f]
-            if x != 0.0:
-                for j in range(L):
-                    out[j] += x * W[f, j]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            x, f = data[p], indices[p]
-            for j in range(L):
-                out[j] += x * W[f, j]
+    for j in range(out.size):
+        total = w0[j]
+        if dense.shape[0] > 0:
+            for f in range(dense.shape[1]):
+                total += dense[i, f] * Wt[j, f]
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                total += data[p] * Wt[j, indices[p]]
+        out[j] = total
 
 
 @nb.njit(cache=True)
-def add_row(i, rows, W, dB):
-    """W += x_i^T dB."""
+def add_row(i, rows, Wt, dB):
+    """Wt += dB x_i (W += x_i^T dB), one axpy for each class whose coefficient changed."""
     dense, data, indices, indptr = rows
-    L = dB.size
-    if dense.shape[0] > 0:
-        for f in range(dense.shape[1]):
-            x = dense[i, f]
-            if x != 0.0:
-                for j in range(L):
-                    W[f, j] += x * dB[j]
-    else:
-        for p in range(indptr[i], indptr[i + 1]):
-            x, f = data[p], indices[p]
-            for j in range(L):
-                W[f, j] += x * dB[j]
+    for j in range(dB.size):
+        b = dB[j]
+        if b == 0.0:
+            continue
+        w = Wt[j]
+        if dense.shape[0] > 0:
+            for f in range(dense.shape[1]):
+                w[f] += b * dense[i, f]
+        else:
+            for p in range(indptr[i], indptr[i + 1]):
+                w[indices[p]] += b * data[p]
 
 
 @nb.njit(cache=True)
-def linear_epoch(order, rows, offset, W, w0, dual, kind, c, shrink_at, skip_below):
-    """One pass with explicit weights W = X^T B and w0 = offset 1^T B (the bias column)."""
+def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shrink_at, skip_below):
+    """One pass with explicit weights Wt = (X^T B)^T and w0 = offset 1^T B (the bias column)."""
     alpha, hi = dual[0], dual[1]
-    work = np.empty((10, W.shape[1]))
-    scratch = np.empty(2 * W.shape[1])
+    L = Wt.shape[0]
+    work = np.empty((10, L))
+    scratch = np.empty(2 * L)
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
     for pos in range(order.size):
+        if pos + PREFETCH_AHEAD < order.size:
+            prefetch_pattern(order[pos + PREFETCH_AHEAD], rows, dual)
         i = order[pos]
-        row_outputs(i, rows, W, w0, work[6])
+        row_outputs(i, rows, Wt, w0, work[6])
         violation, moved = pattern_step(i, work[6], dual, kind, c, work, scratch, skip_below)
         worst = max(worst, violation)
         if moved:
             steps += 1
-            for j in range(W.shape[1]):
+            for j in range(L):
                 w0[j] += offset * work[5, j]
-            add_row(i, rows, W, work[5])
+            add_row(i, rows, Wt, work[5])
         elif pattern_is_shrinkable(kind, work[0], alpha[i], hi[i], shrink_at):
             keep[pos] = False
     return worst, keep, steps
@@ -293,25 +357,35 @@ class DecompositionSolver:
         )
 
     def _run(self, epoch, n_patterns):
-        """Epochs over a shrinking active set until a full pass has violation <= tol."""
-        active = np.arange(n_patterns)
-        shrink_at = np.inf
+        """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
+
+        As in LIBLINEAR's Solver_MCSVM_CS, every pattern is made active again whenever the active
+        set's largest violation falls below eps_shrink, which starts at max(10 tol, 1) and is
+        halved at each re-check (never below tol).  A pattern is set aside when each of its
+        variables sits at a bound with its gradient pointing out (for CS, below every entry that
+        holds mass), with no further margin: LIBLINEAR's binary solver asks for a margin of the
+        previous epoch's largest violation, which kept almost every pattern active on the linear
+        benchmark, where the violation stays above 1 for hundreds of epochs.
+        """
+        everything = np.arange(n_patterns)
+        active, shrink_at = everything, (0.0 if self.shrinking else np.inf)
+        eps_shrink = max(10.0 * self.tol, 1.0)
         for n_iter in range(1, self.max_iter + 1):
             order = self.rng.permutation(active)
-            worst, keep, steps = epoch(order, shrink_at if self.shrinking else np.inf)
+            worst, keep, steps = epoch(order, shrink_at)
             self.n_steps += steps
             full_pass = active.size == n_patterns
             if self.stop is not None and self.stop():
                 return n_iter, worst
             if self.verbose:
                 print(f"epoch {n_iter}: {active.size} active, max KKT violation {worst:.3e}")
-            if worst <= self.tol:
-                if full_pass:
-                    return n_iter, worst
-                active, shrink_at = np.arange(n_patterns), np.inf  # re-check everything
+            if worst <= self.tol and full_pass:
+                return n_iter, worst
+            if worst < eps_shrink or worst <= self.tol:  # re-check everything
+                active = everything
+                eps_shrink = max(eps_shrink / 2.0, self.tol)
                 continue
-            active = order[keep] if self.shrinking else active
-            shrink_at = worst
+            active = order[keep]
         self._warn(worst)
         return self.max_iter, worst
 
@@ -350,11 +424,13 @@ class DecompositionSolver:
         return self._run(epoch, alpha.shape[0])
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
-        """Run with explicit weights; ``alpha``, ``W = X^T B`` and ``w0 = offset 1^T B``."""
+        """Run with explicit weights; ``alpha``, ``W = X^T B`` (Fortran order) and
+        ``w0 = offset 1^T B`` are updated."""
         dual = self._dual(alpha, data.sq_norms + self.offset)
+        Wt = W.T  # (L, d), C-contiguous: one row of weights per class
 
         def epoch(order, shrink_at):
-            args = (self.offset, W, w0, dual, self.kind, self.c, shrink_at, self.skip_below)
+            args = (self.offset, Wt, w0, dual, self.kind, self.c, shrink_at, self.skip_below)
             return linear_epoch(order, data.rows, *args)
 
         return self._run(epoch, alpha.shape[0])

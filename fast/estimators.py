@@ -32,10 +32,12 @@ _DOC_PARAMETERS = """
     tol : float, default=1e-3
         dcd: largest KKT violation (projected gradient) allowed; smo/sgd: the paper's T = theta.
     max_iter : int, default=1000
-        Epochs (passes over the patterns, or over the variables for smo/sgd).
+        Epochs: passes over the active patterns (a pass over a shrunk set counts as one, as in
+        LIBLINEAR), or over the variables for smo/sgd.
     shrinking : bool, default=True
-        Drop patterns whose variables sit at bounds with margin; everything is re-checked
-        before stopping.
+        Set aside patterns whose variables sit at bounds with their gradients pointing out;
+        everything is re-checked whenever the active set's violation halves (LIBLINEAR's
+        eps_shrink) and before stopping.
     cache_size : float, default=200
         Kernel cache budget in MB; the whole Gram matrix is computed up front when it fits,
         otherwise columns are cached least-recently-used.
