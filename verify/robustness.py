@@ -31,7 +31,6 @@ The C grid is the paper's 0.1, 0.6, ..., 49.6 (Table 3's note: C from 0.1 to 50 
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import math
 import os
@@ -107,7 +106,7 @@ PAPER_TABLE3 = {
 
 @dataclass(frozen=True)
 class StudyConfig:
-    """What a study computes; results on disk are only reused under the same configuration."""
+    """What a study computes (results on disk are reused when ``RESULT_KEYS`` agree)."""
 
     datasets: tuple[str, ...] = ("iris", "wine", "digits")
     sizes: tuple[int, ...] = DEFAULT_SIZES
@@ -136,9 +135,6 @@ class StudyConfig:
 
     def as_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
-
-    def fingerprint(self) -> str:
-        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -277,20 +273,26 @@ def plan(config: StudyConfig, data: dict) -> list[Task]:
     return tasks
 
 
+# What a task's result depends on besides its own (data set, N_s, realisation, machine): a folder
+# holds results for one such setting, and a study may grow in every other direction (more
+# realisations, sizes, machines or data sets) reusing the tasks already done.
+RESULT_KEYS = ("gammas", "Cs", "seed", "tol")
+
+
 def prepare_output(config: StudyConfig, out: Path) -> Path:
-    """Create ``out`` (and ``out/tasks``); refuse to mix results of another configuration."""
+    """Create ``out`` (and ``out/tasks``); refuse results computed on another grid or seed."""
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     stored = out / "config.json"
-    record = {"fingerprint": config.fingerprint(), "config": config.as_dict()}
+    current = config.as_dict()
     if stored.exists():
-        previous = json.loads(stored.read_text())
-        if previous.get("fingerprint") != record["fingerprint"]:
+        previous = json.loads(stored.read_text())["config"]
+        changed = [k for k in RESULT_KEYS if previous.get(k) != current[k]]
+        if changed:
             raise ValueError(
-                f"{out} holds a study with another configuration ({previous.get('config')}); "
-                "use another output folder or delete it."
+                f"{out} holds results for another {', '.join(changed)} "
+                f"({ {k: previous.get(k) for k in changed} }); use another output folder."
             )
-    else:
-        stored.write_text(json.dumps(record, indent=2))
+    stored.write_text(json.dumps({"config": current}, indent=2))
     return out / "tasks"
 
 

@@ -144,10 +144,19 @@ def test_an_interrupted_study_resumes_where_it_stopped(tmp_path, monkeypatch):
 real_save = robustness.save_result
 
 
-def test_another_configuration_in_the_same_folder_is_refused(tmp_path):
-    run_study(StudyConfig(**TINY), tmp_path, progress=False)
-    with pytest.raises(ValueError, match="another configuration"):
-        run_study(StudyConfig(**{**TINY, "seed": 1}), tmp_path, progress=False)
+def test_a_study_grows_on_finished_tasks_but_not_across_grids(tmp_path):
+    first = run_study(StudyConfig(**TINY), tmp_path, progress=False)
+    ran = []
+    real_run = robustness.run_task
+    grown = {**TINY, "realisations": 3, "machines": ("inhibitory", "one_vs_all", "lee_lin_wahba")}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(robustness, "run_task", lambda t, *a: ran.append(t) or real_run(t, *a))
+        second = run_study(StudyConfig(**grown), tmp_path, progress=False)
+    assert len(second) == 2 * 3 * 3 and len(ran) == len(second) - len(first)
+    assert all(t.realisation == 2 or t.machine == "lee_lin_wahba" for t in ran)
+    for change in ({"seed": 1}, {"Cs": (0.5, 6.0)}, {"tol": 1e-4}):
+        with pytest.raises(ValueError, match="holds results for another"):
+            run_study(StudyConfig(**{**TINY, **change}), tmp_path, progress=False)
 
 
 @pytest.mark.parametrize(
