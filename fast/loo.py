@@ -5,11 +5,11 @@ bound 0).  So the full-data solution is computed once per C, and each fold start
 pattern i's column is taken off the outputs, U -= K[:, i] B_i, and the engine resumes from the
 remaining dual variables: cyclic epochs over every pattern, run in numba from fold to fold (the
 per-fold Python overhead was as large as the folds' own work at the study's subset sizes).  When
-pattern i has no non-zero dual variable (not a support
-vector) the full solution already is the fold's optimum and its outputs are read off directly.
-The left-out point's outputs are U_i = sum_{k != i} K_ik B_k, from the same state: no refit and
-no kernel recomputation.  Along a grid of C values the full-data fit itself is warm-started from
-the previous C (the estimators' ``warm_start``).
+pattern i has no non-zero dual variable (not a support vector) the full solution already is the
+fold's optimum and its outputs are read off directly.  The left-out point's outputs are
+U_i = sum_{k != i} K_ik B_k, from the same state: no refit and no kernel recomputation.  Along a
+grid of C values the full-data fit itself is warm-started from the previous C (the estimators'
+``warm_start``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class LeaveOneOutPath:
     Cs: np.ndarray
     predictions: np.ndarray
     steps: int
+    unconverged: int = 0  # folds that stopped at max_iter (a ConvergenceWarning says so too)
 
     def accuracy(self, y) -> np.ndarray:
         """Leave-one-out accuracy at each C."""
@@ -59,8 +60,12 @@ def gram_matrix(estimator, X, y) -> np.ndarray:
 def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOneOutPath:
     """Leave-one-out predictions of a fast estimator (dcd solver, no bias) for every C in ``Cs``.
 
-    The Gram matrix is computed once.  ``warm_start=False`` solves every full fit and every
-    fold from alpha = 0 with the same machinery (the baseline of ``benchmarks/loo.py``).
+    The Gram matrix is computed once, so ``gamma="scale"`` / ``"auto"`` is resolved on all N
+    points (a refit would resolve it on N - 1: pass a number for fold-by-fold equality).  A
+    pattern that is the only one of its class is refitted from scratch: its fold is a machine
+    with one class fewer, not the full dual with one pattern fixed.  ``warm_start=False``
+    solves every full fit and every fold from alpha = 0 with the same machinery (the baseline
+    of ``benchmarks/loo.py``).
     """
     if getattr(estimator, "fit_intercept", False) or getattr(estimator, "solver", "dcd") != "dcd":
         raise ValueError("leave_one_out needs solver='dcd' and no fit_intercept.")
@@ -70,13 +75,27 @@ def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOne
     K = np.asarray(gram_matrix(estimator, X, y), dtype=np.float64)
     source = precomputed_source(K)
     model = clone(estimator).set_params(kernel="precomputed", warm_start=warm_start)
-    predictions, steps = [], 0
+    predictions, steps, unconverged = [], 0, 0
     for C in Cs:
         model.set_params(C=C).fit(K, y)
-        fold_predictions, fold_steps = _folds(model, source, warm_start)
-        predictions.append(model.classes_[fold_predictions])
+        fold_predictions, fold_steps, fold_unconverged = _folds(model, source, warm_start)
+        labels = model.classes_[fold_predictions]
+        counts = np.bincount(model._y_index)
+        for i in np.flatnonzero(counts[model._y_index] == 1):
+            labels[i] = _refit_fold(model, K, np.asarray(y), i)
+        predictions.append(labels)
         steps += model.n_steps_ + fold_steps
-    return LeaveOneOutPath(Cs, np.array(predictions), steps)
+        unconverged += fold_unconverged
+    return LeaveOneOutPath(Cs, np.array(predictions), steps, unconverged)
+
+
+def _refit_fold(model, K, y, i):
+    """The prediction for pattern i of a machine fitted from scratch on the other patterns."""
+    rest = np.delete(np.arange(len(y)), i)
+    if np.unique(y[rest]).size < 2:
+        return y[rest][0]  # one class left: every prediction is that class
+    fold = clone(model).set_params(warm_start=False).fit(K[np.ix_(rest, rest)], y[rest])
+    return fold.predict(K[i : i + 1, rest])[0]
 
 
 def leave_one_out(estimator, X, y, warm_start: bool = True):
@@ -111,7 +130,7 @@ def _folds(model, source, warm_start: bool):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        return predictions, steps
+        return predictions, steps, unconverged
     predictions, steps = np.empty(len(y_index), dtype=np.int64), 0
     for i in range(len(y_index)):  # the baseline: every fold from alpha = 0, as a fit would
         alpha, U = np.zeros_like(full_alpha), np.zeros(full_alpha.shape, order="F")
@@ -121,7 +140,7 @@ def _folds(model, source, warm_start: bool):
         solver.solve_kernel(source, alpha, U)
         steps += solver.n_steps
         predictions[i] = np.argmax(U[i])  # outputs of the left-out point, B_i = 0
-    return predictions, steps
+    return predictions, steps, 0
 
 
 @nb.njit(cache=True)
