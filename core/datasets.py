@@ -42,14 +42,38 @@ def balanced_subset(X, y, n_samples: int, random_state: int = 0):
     return X[picked], y[picked]
 
 
-def load_csv(path: str, label_column: str | None):
-    """Features and labels from a CSV file with a header; the label column defaults to the last."""
+def load_csv(path: str, label_column: str | None = None):
+    """Features and labels from a CSV file with a header; the label column defaults to the last.
+
+    Blank lines are skipped; a short row or a feature that is not a number is a ``ValueError``
+    naming its line and column.
+    """
     with open(path, newline="") as handle:
-        rows = list(csv.reader(handle))
-    header, body = rows[0], rows[1:]
+        rows = [
+            (n, row) for n, row in enumerate(csv.reader(handle), 1) if any(f.strip() for f in row)
+        ]
+    if len(rows) < 2:
+        raise ValueError(f"{path} has no data rows under its header.")
+    header = rows[0][1]
     if label_column is not None and label_column not in header:
         raise ValueError(f"No column {label_column!r} in {path}; the header is {header}.")
     column = header.index(label_column) if label_column else len(header) - 1
-    y = np.array([row[column] for row in body])
-    X = np.array([[float(v) for i, v in enumerate(row) if i != column] for row in body])
-    return X, y
+    X, y = [], []
+    for line, row in rows[1:]:
+        if len(row) != len(header):
+            raise ValueError(
+                f"{path}, line {line}: {len(row)} fields, the header has {len(header)}."
+            )
+        y.append(row[column])
+        features = []
+        for k, value in enumerate(row):
+            if k == column:
+                continue
+            try:
+                features.append(float(value))
+            except ValueError:
+                raise ValueError(
+                    f"{path}, line {line}, column {header[k]!r}: {value!r} is not a number."
+                ) from None
+        X.append(features)
+    return np.array(X, dtype=np.float64).reshape(len(X), len(header) - 1), np.array(y)

@@ -133,7 +133,10 @@ def consistency_command(args) -> int:
 def robustness_command(args) -> int:
     from msvm.verify.robustness import StudyConfig, run_study, write_outputs
 
-    Cs = tuple(round(float(c), 10) for c in np.arange(args.C_min, args.C_max, args.C_step))
+    if not args.C_step > 0:
+        raise ValueError(f"--C-step must be positive; got {args.C_step}.")
+    n_C = int(np.ceil((args.C_max - args.C_min) / args.C_step - 1e-9))  # C_max excluded
+    Cs = tuple(round(args.C_min + k * args.C_step, 10) for k in range(max(n_C, 0)))
     config = StudyConfig(
         datasets=tuple(args.datasets),
         sizes=tuple(args.sizes),
@@ -143,6 +146,7 @@ def robustness_command(args) -> int:
         Cs=Cs,
         seed=args.seed,
         tol=args.tol,
+        label_column=args.label_column,
     )
     start = time.perf_counter()
     results = run_study(
@@ -151,9 +155,8 @@ def robustness_command(args) -> int:
         jobs=args.jobs,
         workers=args.workers,
         scheduler=args.scheduler,
-        label_column=args.label_column,
     )
-    tables = write_outputs(results, config, args.out, args.label_column)
+    tables = write_outputs(results, config, args.out)
     print(Path(args.out, "table3.md").read_text())
     print(Path(args.out, "table4.md").read_text())
     task_time = sum(r.seconds for r in results)

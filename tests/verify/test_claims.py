@@ -7,6 +7,7 @@ import json
 from msvm.reference import weston_watkins
 from msvm.verify import claims
 from msvm.verify.cli import main
+from msvm.verify.robustness import paper_table3
 
 EXPECTED = {
     ("ISVM appendix E (E.3)", "fails"),
@@ -26,7 +27,32 @@ EXPECTED = {
     ("ISVM Theorem 1, Lemma 2", "fails"),
     ("ISVM Table 4", "holds"),
     ("ISVM Table 4, notes", "fails"),
+    ("ISVM Tables 3 and 4", "fails"),
 }
+
+
+def test_table4_differs_from_table3_in_four_cells_three_of_them_ties():
+    mismatches = claims.table4_mismatches()
+    cells = {(n, competitor, percentile) for n, competitor, percentile, *_ in mismatches}
+    assert cells == {
+        (100, "one_vs_all", 25),
+        (100, "weston_watkins", 10),
+        (100, "weston_watkins", 25),
+        (200, "one_vs_all", 10),
+    }
+    table = paper_table3()
+    rows_by_data = {}
+    for (data, _), row in sorted(table.items()):  # sizes in order: nominal 50, 100, 200, 500
+        rows_by_data.setdefault(data, []).append(row)
+    ties = 0
+    for n, competitor, percentile, *_ in mismatches:
+        k, position = (10, 25, 50).index(percentile), (50, 100, 200, 500).index(n)
+        ties += any(
+            len(rows) > position
+            and round(rows[position]["inhibitory"][k], 2) == round(rows[position][competitor][k], 2)
+            for rows in rows_by_data.values()
+        )
+    assert ties == 3  # the fourth (WW, 25 %, N_s = 100) has no tie: the paper is inconsistent
 
 
 def test_verdicts():

@@ -18,13 +18,13 @@ from msvm.verify.robustness import (
     StudyConfig,
     Task,
     effective_sizes,
-    likelihood_ratio,
     pooled,
     run_study,
     run_task,
-    sign_test_p_value,
+    table4,
     write_outputs,
 )
+from msvm.verify.sign_test import likelihood_ratio, sign_test_p_value
 
 TINY = dict(
     datasets=("iris", "wine"),
@@ -167,6 +167,8 @@ def test_a_study_grows_on_finished_tasks_but_not_across_grids(tmp_path):
         ({"Cs": (1.0, -1.0)}, "positive"),
         ({"gammas": ()}, "positive"),
         ({"sizes": (2,)}, "at least 4"),
+        ({"machines": ("inhibitory", "inhibitory")}, "repeated"),
+        ({"Cs": (0.5, 0.5)}, "repeated"),
     ],
 )
 def test_bad_configurations_are_refused(change, message):
@@ -222,4 +224,55 @@ def test_command_line_writes_table3_with_the_issue_columns(tmp_path, capsys):
     assert all(50.0 <= float(v) <= 100.0 for r in table[1:] for v in r[3:])
     assert (out / "robustness.png").stat().st_size > 0
     assert json.loads((out / "config.json").read_text())["config"]["seed"] == 3
-    assert "table" not in capsys.readouterr().err.lower()
+    assert "| iris | 20 | inhibitory |" in capsys.readouterr().out
+
+
+def write_csv(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+def test_csv_data_sets_are_checked_with_clear_errors(tmp_path):
+    good = "a,b,label\n" + "".join(f"{k % 5},{k % 3},{k % 2}\n" for k in range(30)) + "\n\n"
+    X, y = robustness.load_dataset(write_csv(tmp_path / "good.csv", good))
+    assert X.shape == (30, 2) and set(y) == {"0", "1"}  # blank lines skipped
+    cases = {
+        "short.csv": ("a,b,label\n1,2,x\n3,y\n", "line 3: 2 fields"),
+        "word.csv": ("a,b,label\n1,2,x\n3,,y\n", "line 3, column 'b'"),
+        "empty.csv": ("a,b,label\n", "no data rows"),
+        "one.csv": ("a,label\n" + "1,x\n2,x\n3,x\n", "one class"),
+    }
+    for name, (text, message) in cases.items():
+        with pytest.raises(ValueError, match=message):
+            robustness.load_dataset(write_csv(tmp_path / name, text))
+    tiny = write_csv(
+        tmp_path / "tiny.csv", "a,label\n" + "".join(f"{k},{k % 2}\n" for k in range(8))
+    )
+    with pytest.raises(ValueError, match="too few"):
+        run_study(StudyConfig(**{**TINY, "datasets": (tiny,)}), tmp_path / "t", progress=False)
+
+
+def test_a_refused_study_leaves_its_folder_usable(tmp_path):
+    with pytest.raises(ValueError, match="Unknown data set"):
+        run_study(StudyConfig(**{**TINY, "datasets": ("irs",)}), tmp_path, progress=False)
+    assert not (tmp_path / "config.json").exists()
+    with pytest.raises(ValueError, match="workers"):
+        run_study(StudyConfig(**TINY), tmp_path, workers=0, progress=False)
+    assert len(run_study(StudyConfig(**TINY), tmp_path, progress=False)) == 8
+    with pytest.raises(ValueError, match="label_column"):
+        run_study(StudyConfig(**{**TINY, "label_column": "y"}), tmp_path, progress=False)
+
+
+def test_table4_counts_ties_against_the_inhibitory_machine():
+    pct = {
+        ("a", 50, "inhibitory"): (90.0, 89.0, 88.0),
+        ("a", 50, "one_vs_all"): (89.0, 89.0, 88.5),  # better, tie, worse
+        ("b", 50, "inhibitory"): (80.0, 80.0, 80.0),
+        ("b", 50, "one_vs_all"): (79.0, 79.0, 79.0),
+    }
+    sizes = {"a": [(50, 50), (100, 100)], "b": [(50, 50), (100, 100)]}
+    entries = table4(pct, sizes, ["one_vs_all"])
+    at_50 = [(e.wins, e.n) for e in entries if e.nominal == 50]
+    assert at_50 == [(2, 2), (1, 2), (1, 2)]
+    assert [e.ratio for e in entries if e.nominal == 50] == [4.0, 1.0, 1.0]
+    assert [(e.wins, e.n, e.ratio) for e in entries if e.nominal == 100] == [(0, 0, 1.0)] * 3
