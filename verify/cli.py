@@ -1,5 +1,10 @@
-"""The ``msvm`` command: ``msvm verify`` runs every cross-check on bundled data (or a CSV file) and
-prints the evidence, exiting non-zero when a check fails."""
+"""The ``msvm`` command.
+
+``msvm verify`` runs every cross-check on bundled data (or a CSV file) and prints the evidence,
+exiting non-zero when a check fails; ``msvm claims`` checks the papers' printed formulas;
+``msvm consistency`` runs ISVM's Bayes-consistency Monte Carlo; ``msvm robustness`` runs the
+leave-one-out study of ISVM §9 (Tables 3 and 4), resumable, on joblib or Dask.
+"""
 
 from __future__ import annotations
 
@@ -236,7 +241,11 @@ def main(argv=None) -> int:
         "consistency": consistency_command,
         "robustness": robustness_command,
     }
-    return commands_run[args.command](args)
+    try:
+        return commands_run[args.command](args)
+    except ValueError as error:  # bad input: a message, not a traceback
+        print(f"msvm {args.command}: error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -276,3 +276,9 @@ def test_table4_counts_ties_against_the_inhibitory_machine():
     assert at_50 == [(2, 2), (1, 2), (1, 2)]
     assert [e.ratio for e in entries if e.nominal == 50] == [4.0, 1.0, 1.0]
     assert [(e.wins, e.n, e.ratio) for e in entries if e.nominal == 100] == [(0, 0, 1.0)] * 3
+
+
+def test_command_line_reports_bad_input_without_a_traceback(tmp_path, capsys):
+    argv = ["robustness", "--datasets", "mnist", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    assert "Unknown data set 'mnist'" in capsys.readouterr().err
