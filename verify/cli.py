@@ -164,6 +164,9 @@ def robustness_command(args) -> int:
     tables = write_outputs(results, config, args.out)
     print(Path(args.out, "table3.md").read_text())
     print(Path(args.out, "table4.md").read_text())
+    unconverged = sum(r.unconverged for r in results)
+    if unconverged:
+        print(f"warning: {unconverged} leave-one-out folds stopped at max_iter (see --tol)")
     task_time = sum(r.seconds for r in results)
     print(
         f"{len(results)} tasks, {len(tables['table3'])} rows; {time.perf_counter() - start:.1f} s "
