@@ -116,6 +116,10 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
         data, indices, indptr = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
         sq_norms = np.einsum("ij,ij->i", dense, dense)
     n_slots = int(min(n, max(2, cache_size * 2**20 // (8 * max(n, 1)))))
+    if n_slots == n:  # the whole Gram matrix fits: compute it at once with BLAS
+        cache = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    else:
+        cache = np.empty((n_slots, n))
     source = (
         data,
         indices,
@@ -124,14 +128,13 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
         sq_norms,
         params,
         np.zeros(X.shape[1]),
-        np.empty((n_slots, n)),
+        cache,
         np.full(n, -1, dtype=np.int64),
         np.full(n_slots, -1, dtype=np.int64),
         np.zeros(n_slots, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
     )
-    if n_slots == n:  # the whole Gram matrix fits: compute it at once with BLAS
-        source[7][:] = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    if n_slots == n:
         source[8][:] = source[9][:] = np.arange(n)
     return source
 
