@@ -75,14 +75,16 @@ def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOne
     K = np.asarray(gram_matrix(estimator, X, y), dtype=np.float64)
     source = precomputed_source(K)
     model = clone(estimator).set_params(kernel="precomputed", warm_start=warm_start)
+    y = np.asarray(y)
+    _, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    singletons = np.flatnonzero(counts[y_index] == 1)  # folds that lose their class
     predictions, steps, unconverged = [], 0, 0
     for C in Cs:
         model.set_params(C=C).fit(K, y)
         fold_predictions, fold_steps, fold_unconverged = _folds(model, source, warm_start)
         labels = model.classes_[fold_predictions]
-        counts = np.bincount(model._y_index)
-        for i in np.flatnonzero(counts[model._y_index] == 1):
-            labels[i] = _refit_fold(model, K, np.asarray(y), i)
+        for i in singletons:
+            labels[i] = _refit_fold(model, K, y, i)
         predictions.append(labels)
         steps += model.n_steps_ + fold_steps
         unconverged += fold_unconverged
