@@ -23,7 +23,7 @@ from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.core.objectives import canonical_objective
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
-from msvm.fast.patterns import dual_vectors
+from msvm.fast.patterns import dual_vectors, outputs_of_state, state_coef
 from msvm.fast.smo import SingleVariableSolver
 
 # Largest number of augmented-Lagrangian rounds for the Weston-Watkins bias (see fit).
@@ -154,8 +154,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         rho = self._bias_penalty(X, linear) if self._fit_intercept() else 0.0
         if linear:
             data = LinearData(X)
-            Z, B = dual_vectors(self._kind, alpha, y_index, c)
-            W, w0 = np.asfortranarray(data.X.T @ B), rho * B.sum(axis=0)
+            S = state_coef(self._kind, alpha, y_index, c)
+            W, w0 = np.asfortranarray(data.X.T @ S), rho * S.sum(axis=0)
         else:
             source = (
                 precomputed_source(X)
@@ -196,7 +196,11 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.n_steps_ = n_steps
         self.kkt_violation_ = violation
         Z, B = dual_vectors(self._kind, alpha, y_index, c)
-        F = np.asarray(data.X @ W) if linear else U - rho * B.sum(axis=0)  # K B
+        if linear:
+            W = outputs_of_state(W, self._kind, c, L)  # X^T B
+            F = np.asarray(data.X @ W)
+        else:
+            F = outputs_of_state(U, self._kind, c, L) - rho * B.sum(axis=0)  # K B
         norm_sq = float(np.sum(Z * F))
         F = F + b
         self.dual_coef_ = alpha
@@ -242,11 +246,12 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         return lin0
 
     def _outputs(self, source, rho, alpha, y_index, c):
-        _, B = dual_vectors(self._kind, alpha, y_index, c)
-        U = np.zeros(alpha.shape, order="F")  # column-major: see engine.add_column
-        rows = np.flatnonzero(np.any(B != 0, axis=1))
+        """The engine's outputs (K + rho 11^T) [Z, Z 1] (``patterns.state_coef``)."""
+        S = state_coef(self._kind, alpha, y_index, c)
+        U = np.zeros(S.shape, order="F")  # column-major: see engine.add_column
+        rows = np.flatnonzero(np.any(S != 0, axis=1))
         if rows.size:
-            outputs_from_coef(source, rho, B, rows, U)
+            outputs_from_coef(source, rho, S, rows, U)
         return U
 
     def _make_solver(self, c, lin, hi, y_index, rho):

@@ -25,9 +25,9 @@ from sklearn.utils import check_random_state
 
 from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
-from msvm.fast.engine import SKIP_FRACTION, add_column, kernel_epoch
+from msvm.fast.engine import SKIP_FRACTION, SKIP_RELATIVE, add_column, kernel_epoch
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
-from msvm.fast.patterns import dual_vectors
+from msvm.fast.patterns import output_shift, state_coef
 
 
 @dataclass
@@ -118,13 +118,14 @@ def _folds(model, source, warm_start: bool):
     hi = model._upper_bounds(float(model.C), free)
     full_U = model._outputs(source, 0.0, full_alpha, y_index, c)
     if warm_start:
-        _, full_B = dual_vectors(model._kind, full_alpha, y_index, c)
+        full_S = state_coef(model._kind, full_alpha, y_index, c)
         kdiag = np.empty(len(y_index))
         kernel_diagonal(source, kdiag)
         seed = check_random_state(model.random_state).randint(2**31 - 1)
         dual = (full_alpha, hi, lin, y_index, kdiag)
-        args = (model._kind, c, model.tol, SKIP_FRACTION * model.tol, model.max_iter, seed)
-        predictions, steps, unconverged = warm_folds(source, full_U, full_B, dual, *args)
+        shift = output_shift(model._kind, c, L)
+        args = (model._kind, c, shift, model.tol, SKIP_FRACTION * model.tol, model.max_iter, seed)
+        predictions, steps, unconverged = warm_folds(source, full_U, full_S, dual, *args)
         if unconverged:
             warnings.warn(
                 f"{unconverged} leave-one-out folds stopped at max_iter={model.max_iter} epochs "
@@ -135,26 +136,28 @@ def _folds(model, source, warm_start: bool):
         return predictions, steps, unconverged
     predictions, steps = np.empty(len(y_index), dtype=np.int64), 0
     for i in range(len(y_index)):  # the baseline: every fold from alpha = 0, as a fit would
-        alpha, U = np.zeros_like(full_alpha), np.zeros(full_alpha.shape, order="F")
+        alpha, U = np.zeros_like(full_alpha), np.zeros(full_U.shape, order="F")
         fold_hi = hi.copy()
         fold_hi[i] = 0.0
         solver = model._make_solver(c, lin, fold_hi, y_index, 0.0)
         solver.solve_kernel(source, alpha, U)
         steps += solver.n_steps
-        predictions[i] = np.argmax(U[i])  # outputs of the left-out point, B_i = 0
+        predictions[i] = np.argmax(U[i, :L])  # outputs of the left-out point (shift: no change)
     return predictions, steps, 0
 
 
 @nb.njit(cache=True)
-def warm_folds(source, full_U, full_B, dual, kind, c, tol, skip_below, max_iter, seed):
+def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, max_iter, seed):
     """Every fold from the full solution: (predicted class indices, steps, folds at max_iter).
 
-    Fold i fixes pattern i's variables at 0 and takes its column off the outputs, then runs
+    Fold i fixes pattern i's variables at 0 and takes its column off the outputs (``full_S`` are
+    the engine's coefficients ``patterns.state_coef``; the row shift of K B does not change which
+    class is largest, so predictions read U[i, :L] directly), then runs
     cyclic epochs (random order, no shrinking: the disturbance is local) until a pass over every
     pattern has KKT violation <= tol.  Non-support vectors need no step at all.
     """
     full_alpha, hi, lin, y_index, kdiag = dual
-    N = full_U.shape[0]
+    N, L = full_alpha.shape
     np.random.seed(seed)  # noqa: NPY002 -- numba's own generator, seeded from random_state
     predictions = np.empty(N, dtype=np.int64)
     alpha = np.empty_like(full_alpha)
@@ -164,24 +167,26 @@ def warm_folds(source, full_U, full_B, dual, kind, c, tol, skip_below, max_iter,
     steps = unconverged = 0
     for i in range(N):
         if not np.any(full_alpha[i] != 0.0):
-            predictions[i] = np.argmax(full_U[i])
+            predictions[i] = np.argmax(full_U[i, :L])
             continue
         alpha[:] = full_alpha
         alpha[i] = 0.0
         fold_hi[i] = 0.0
         U[:] = full_U
-        add_column(U, get_column(source, i), 0.0, -full_B[i])
+        add_column(U, get_column(source, i), 0.0, -full_S[i])
         fold = (alpha, fold_hi, lin, y_index, kdiag)
         converged = False
+        skip = skip_below
         for _ in range(max_iter):
             np.random.shuffle(order)  # noqa: NPY002
-            args = (0.0, U, fold, kind, c, np.inf, skip_below)
+            args = (0.0, U, fold, kind, c, shift, np.inf, skip)
             worst, _, taken = kernel_epoch(order, source, *args)
+            skip = max(skip_below, SKIP_RELATIVE * worst)  # as DecompositionSolver._run
             steps += taken
             if worst <= tol:
                 converged = True
                 break
         unconverged += not converged
         fold_hi[i] = hi[i]
-        predictions[i] = np.argmax(U[i])
+        predictions[i] = np.argmax(U[i, :L])
     return predictions, steps, unconverged

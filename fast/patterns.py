@@ -4,8 +4,8 @@ Every dual here has the form (see ``msvm.reference``)
 
     maximise sum_i lin_i . alpha_i - 1/2 tr(Z^T K Z M),  0 <= alpha_ij <= hi_ij,  Z_i = S_i alpha_i
 
-with B = Z M the expansion coefficients, so U = K B holds the outputs on the training points.
-The gradient in pattern i is lin_i - S_i^T U_i, and the Hessian of pattern i's variables is
+with B = Z M the expansion coefficients, so K B holds the outputs on the training points.
+The gradient in pattern i is lin_i - S_i^T (K B)_i, and the Hessian of pattern i's variables is
 K_ii S_i^T M S_i = K_ii (I - c v v^T), a structured L x L matrix:
 
 ==========  ======================  ===========  ============  ==================================
@@ -21,6 +21,9 @@ CS (3)      Crammer-Singer, MProt   e_y 1^T - I  I             v = 1, c = -1, an
 prototype -- is fixed at 0 by hi = 0, as are MProt's other positive prototypes).  The box-
 constrained kinds solve their pattern subproblem with ``box_rank_one``; CS, whose variables share
 the budget sum_r alpha_ir <= C (MProt 10-11, ISVM F.3-F.4), with ``budget_rank_one``.
+
+The engine keeps U = K [Z, Z 1] (``state_coef``) and reads K B = K Z - s (K Z 1) 1^T for
+M = I - s 11^T (``pattern_outputs``); for M = I (WW, CS) U = K Z = K B has no sum column.
 """
 
 from __future__ import annotations
@@ -46,24 +49,48 @@ def pattern_gradient(kind: int, U_i, y: int, lin_i, g):
 
 
 @nb.njit(cache=True)
-def coef_change(kind: int, delta, y: int, c: float, dB):
-    """dB = (S_i delta) M: the change of row i of B for a change delta of pattern i's variables."""
+def output_shift(kind: int, c: float, L: int) -> float:
+    """s with M = I - s 11^T (SIGN: the inhibition c; LLW: 1/L; WW, CS: M = I, s = 0)."""
+    if kind == SIGN:
+        return c
+    if kind == LLW:
+        return 1.0 / L
+    return 0.0
+
+
+def state_width(kind: int, c: float, L: int) -> int:
+    """Columns of the engine's outputs: L, plus the row sums of K Z when M != I."""
+    return L + (output_shift(kind, c, L) != 0.0)
+
+
+@nb.njit(cache=True)
+def state_change(kind: int, delta, y: int, shift: float, dS):
+    """dS = the change of row i of [Z, Z 1] for a change delta of pattern i's variables.
+
+    The engine keeps U = K [Z, Z 1] rather than K B = K Z M: with M = I - s 11^T, a step changes
+    only the outputs of the classes that moved (and the sum column), O(N (moved + 1)) instead of
+    O(N L).  dS has L + 1 entries; the last is the row sum when ``shift`` != 0, else 0.
+    """
     L = delta.size
     total = 0.0
     for j in range(L):
         if kind == SIGN:
-            dB[j] = delta[j] if j == y else -delta[j]
+            dS[j] = delta[j] if j == y else -delta[j]
         else:
-            dB[j] = -delta[j]
-        total += dB[j]
-    if kind == SIGN:
-        for j in range(L):
-            dB[j] -= c * total
-    elif kind == LLW:
-        for j in range(L):
-            dB[j] -= total / L
-    else:
-        dB[y] -= total  # e_y 1^T delta - delta, with delta_y = 0
+            dS[j] = -delta[j]
+        total += dS[j]
+    if kind == WW or kind == CS:
+        dS[y] -= total  # e_y 1^T delta - delta (delta_y = 0): sums to 0
+        total = 0.0
+    dS[L] = total if shift != 0.0 else 0.0
+
+
+@nb.njit(cache=True)
+def pattern_outputs(U_i, shift: float, u):
+    """u = row i of K B from the engine's row U_i = [(K Z)_i, (K Z 1)_i]: u_j = U_ij - s U_iL."""
+    s = shift * U_i[u.size] if shift != 0.0 else 0.0
+    for j in range(u.size):
+        u[j] = U_i[j] - s
 
 
 @nb.njit(cache=True)
@@ -324,3 +351,17 @@ def dual_vectors(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float):
         Z[np.arange(N), y_index] += alpha.sum(axis=1)
         B = Z
     return Z, B
+
+
+def state_coef(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float) -> np.ndarray:
+    """The engine's coefficients [Z, Z 1] (just Z when M = I), so that U = K state_coef."""
+    Z, _ = dual_vectors(kind, alpha, y_index, c)
+    if state_width(kind, c, alpha.shape[1]) == alpha.shape[1]:
+        return Z
+    return np.column_stack([Z, Z.sum(axis=1)])
+
+
+def outputs_of_state(U: np.ndarray, kind: int, c: float, L: int) -> np.ndarray:
+    """K B (N, L) from the engine's outputs U = K [Z, Z 1]."""
+    shift = output_shift(kind, c, L)
+    return U[:, :L] - shift * U[:, L:] if shift != 0.0 else U[:, :L]

@@ -38,7 +38,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from msvm.fast.kernels import get_column, kernel_diagonal
-from msvm.fast.patterns import coef_change, hessian_structure, pattern_gradient
+from msvm.fast.patterns import (
+    hessian_structure,
+    output_shift,
+    pattern_gradient,
+    pattern_outputs,
+    state_change,
+)
 
 KKT_RESOLUTION_EPS = 1e-6  # the paper's eps, "set to 1e-6"
 
@@ -56,12 +62,13 @@ def kkt_distance(V, alpha, C, T, eps):
 
 
 @nb.njit(cache=True)
-def mean_kkt_distance(U, alpha, hi, lin, y_index, kind, T, eps, g):
+def mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, u):
     """(1 / #variables) sum_k KKTdistance(V_k, alpha_k), with V_k = -g_k (free variables only)."""
-    N, L = U.shape
+    N, L = alpha.shape
     total, count = 0.0, 0
     for i in range(N):
-        pattern_gradient(kind, U[i], y_index[i], lin[i], g)
+        pattern_outputs(U[i], shift, u)
+        pattern_gradient(kind, u, y_index[i], lin[i], g)
         for j in range(L):
             if hi[i, j] > 0.0:
                 total += kkt_distance(-g[j], alpha[i, j], hi[i, j], T, eps)
@@ -77,13 +84,15 @@ def single_variable_steps(
 
     Returns (steps taken, final mean KKT distance); stops early once it is <= theta.
     """
-    N, L = U.shape
-    g, v, delta, dB = np.empty(L), np.empty(L), np.zeros(L), np.empty(L)
+    N, L = alpha.shape
+    shift = output_shift(kind, c, L)
+    g, v, delta, u, dS = np.empty(L), np.empty(L), np.zeros(L), np.empty(L), np.empty(L + 1)
     kkt = np.inf
     for step in range(draws.size):
         i, j = draws[step] // L, draws[step] % L
         y = y_index[i]
-        pattern_gradient(kind, U[i], y, lin[i], g)
+        pattern_outputs(U[i], shift, u)
+        pattern_gradient(kind, u, y, lin[i], g)
         ch = hessian_structure(kind, y, c, L, v)
         G_kk = kdiag[i] * (1.0 - ch * v[j] * v[j])
         old = alpha[i, j]
@@ -93,12 +102,12 @@ def single_variable_steps(
             alpha[i, j] = new
             delta[:] = 0.0
             delta[j] = new - old
-            coef_change(kind, delta, y, c, dB)
+            state_change(kind, delta, y, shift, dS)
             col = get_column(source, i)
             for n in range(N):
-                for jj in range(L):
-                    U[n, jj] += col[n] * dB[jj]
-        kkt = mean_kkt_distance(U, alpha, hi, lin, y_index, kind, T, eps, g)
+                for jj in range(U.shape[1]):
+                    U[n, jj] += col[n] * dS[jj]
+        kkt = mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, u)
         if kkt <= theta:
             return step + 1, kkt
     return draws.size, kkt
