@@ -77,6 +77,15 @@ def test_cli_quick_run_writes_json_and_markdown(tmp_path):
     assert "| iris | one_vs_all |" in out_md.read_text()
 
 
+def test_quick_digits_logistic_reference_is_solved(tmp_path):
+    # README's main job: Clarabel's faer LDL stops at 'optimal_inaccurate' on this exponential-cone
+    # dual (Clarabel 0.11.1); the reference layer retries with qdldl instead of crashing.
+    out_json = tmp_path / "rows.json"
+    argv = ["verify", "--quick", "--dataset", "digits", "--formulations", "logistic"]
+    assert main([*argv, "--json", str(out_json)]) == 0
+    assert all(r["passed"] for r in json.loads(out_json.read_text()))
+
+
 def test_cli_reads_a_csv_file(tmp_path):
     X, y = datasets.load("wine", n_samples=45)
     path = tmp_path / "data.csv"
