@@ -241,8 +241,9 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
 
 
 # Rows for the explicit-weights path: (dense, data, indices, indptr); dense is (0, d) for CSR.
-# The weights are held class by class, Wt = (X^T B)^T of shape (L, d), so that an output is one
-# contiguous dot product and a weight update one contiguous axpy per class that moved.
+# The weights are held class by class, Wt = (X^T [Z, Z 1])^T of shape (L or L + 1, d), so that
+# an output is one contiguous dot product and a weight update one contiguous axpy per class that
+# moved.
 
 
 @nb.njit(cache=True, fastmath={"reassoc", "contract"})
@@ -320,6 +321,12 @@ SKIP_FRACTION = 0.5
 # largest are not stepped on either: the steps go where the violation is (on digits 40 % fewer
 # steps for the same stopping rule, which still sees every visited pattern's violation).
 SKIP_RELATIVE = 0.2
+
+
+@nb.njit(cache=True)
+def next_skip(skip_below, worst):
+    """The next epoch's step threshold: ``skip_below`` or SKIP_RELATIVE x this epoch's worst."""
+    return max(skip_below, SKIP_RELATIVE * worst)
 
 
 class LinearData:
@@ -414,7 +421,7 @@ class DecompositionSolver:
         for n_iter in range(1, self.max_iter + 1):
             order = self.rng.permutation(active)
             worst, keep, steps = epoch(order, shrink_at, skip_below)
-            skip_below = max(self.skip_below, SKIP_RELATIVE * worst)
+            skip_below = next_skip(self.skip_below, worst)
             self.n_steps += steps
             full_pass = active.size == n_patterns
             if self.stop is not None and self.stop():

@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 
 from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
-from msvm.fast.engine import SKIP_FRACTION, SKIP_RELATIVE, add_column, kernel_epoch
+from msvm.fast.engine import SKIP_FRACTION, add_column, kernel_epoch, next_skip
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import output_shift, state_coef
 
@@ -181,7 +181,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
             np.random.shuffle(order)  # noqa: NPY002
             args = (0.0, U, fold, kind, c, shift, np.inf, skip)
             worst, _, taken = kernel_epoch(order, source, *args)
-            skip = max(skip_below, SKIP_RELATIVE * worst)  # as DecompositionSolver._run
+            skip = next_skip(skip_below, worst)  # as DecompositionSolver._run
             steps += taken
             if worst <= tol:
                 converged = True

@@ -61,15 +61,19 @@ def basic_update(p, ra, rb, y, v, U, alpha, col):
 
 
 @nb.njit(cache=True)
+def is_pair(p, ra, rb, y, negative):
+    """(r_a, r_b) is one of the pairs ({y} u N_p) x N_p, r_a != r_b, that BasicStep moves."""
+    return (ra == y or negative[p, ra]) and rb != ra and negative[p, rb]
+
+
+@nb.njit(cache=True)
 def best_pair(p, y, negative, U, alpha, C, kpp):
     """The pair of largest gain (14) among ({y} u N_p) x N_p: (r_a, r_b, v, gain)."""
     best = (-1, -1, 0.0, 0.0)
     P = U.shape[1]
     for ra in range(P):
-        if ra != y and not negative[p, ra]:
-            continue
         for rb in range(P):
-            if rb == ra or not negative[p, rb]:
+            if not is_pair(p, ra, rb, y, negative):
                 continue
             v, gain = basic_step(p, ra, rb, y, U, alpha, C, kpp)
             if gain > best[3]:
@@ -110,10 +114,8 @@ def optimize_on_pattern(method, p, y, negative, source, U, alpha, C, kpp, phi_v,
         if method == ALL_PAIRS:
             sweep = 0.0
             for ra in range(P):
-                if ra != y and not negative[p, ra]:
-                    continue
                 for rb in range(P):
-                    if rb == ra or not negative[p, rb]:
+                    if not is_pair(p, ra, rb, y, negative):
                         continue
                     v, gain = basic_step(p, ra, rb, y, U, alpha, C, kpp)
                     if v != 0.0:
