@@ -120,7 +120,7 @@ def prefetch_data_row(i, rows):
 #   kind, c                                  -- the pattern structure (msvm.fast.patterns)
 #   shift                                    -- s of M = I - s 11^T (patterns.output_shift)
 # The outputs U = K [Z, Z 1] have L + 1 columns when shift != 0, else L (patterns.state_coef).
-# Work arrays: ``work`` (``work_arrays``), ``scratch`` (2L,) for the subproblem solvers
+# Work arrays: ``work`` (``work_arrays``), ``scratch`` (8L,) for the subproblem solvers
 # (breakpoints, sorted values), and the K B row u and gradient g of the visited pattern.
 
 
@@ -188,7 +188,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken)."""
     alpha, hi, lin, y_index, _ = dual
     L = alpha.shape[1]
-    work, scratch = work_arrays(L), np.empty(2 * L)
+    work, scratch = work_arrays(L), np.empty(8 * L)
     u, g = np.empty(L), np.empty(L)
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
@@ -225,7 +225,7 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
     """
     alpha, hi, lin, y_index, _ = dual
     L = alpha.shape[1]
-    work, scratch = work_arrays(L), np.empty(2 * L)
+    work, scratch = work_arrays(L), np.empty(8 * L)
     u, g = np.empty(L), np.empty(L)
     for step in range(n_steps):
         i = np.argmax(viol)
@@ -283,7 +283,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
     """One pass with explicit weights Wt = (X^T [Z, Z 1])^T and w0 = offset 1^T [Z, Z 1]."""
     alpha, hi, lin, y_index, _ = dual
     L = alpha.shape[1]
-    work, scratch = work_arrays(L), np.empty(2 * L)
+    work, scratch = work_arrays(L), np.empty(8 * L)
     raw, u, g = np.empty(L + 1), np.empty(L), np.empty(L)  # raw: x_i W + w0
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0

@@ -40,7 +40,7 @@ def test_box_rank_one_is_exact(L, seed, structure, k):
     else:
         v, c = np.ones(L), 0.0
     d = np.empty(L)
-    box_rank_one(g, k, c, v, lo, hi, d, np.empty(2 * L))
+    box_rank_one(g, k, c, v, lo, hi, d, np.empty(8 * L))
     assert np.all(d >= lo - 1e-12) and np.all(d <= hi + 1e-12)
 
     x = cp.Variable(L)
@@ -56,7 +56,7 @@ def test_box_rank_one_is_exact(L, seed, structure, k):
 def test_zero_kernel_diagonal_goes_to_the_bound_of_the_gradient():
     d = np.empty(3)
     box_rank_one(
-        np.array([1.0, -1.0, 0.0]), 0.0, 0.5, np.ones(3), -np.ones(3), np.ones(3), d, np.empty(6)
+        np.array([1.0, -1.0, 0.0]), 0.0, 0.5, np.ones(3), -np.ones(3), np.ones(3), d, np.empty(24)
     )
     np.testing.assert_array_equal(d, [1.0, -1.0, 0.0])
 
@@ -65,7 +65,7 @@ def test_zero_kernel_diagonal_goes_to_the_bound_of_the_gradient():
 def test_unconstrained_optimum_solves_the_linear_system(c):
     g, k, v = np.array([0.3, -0.2, 0.5]), 2.0, np.array([1.0, -1.0, -1.0])
     d = np.empty(3)
-    box_rank_one(g, k, c * 0.9, v, -10 * np.ones(3), 10 * np.ones(3), d, np.empty(6))
+    box_rank_one(g, k, c * 0.9, v, -10 * np.ones(3), 10 * np.ones(3), d, np.empty(24))
     H = k * (np.eye(3) - 0.9 * c * np.outer(v, v))
     np.testing.assert_allclose(H @ d, g, atol=1e-10)
 
