@@ -230,7 +230,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         kdiag = np.empty(N)
         kernel_diagonal(source, kdiag)
         values, kkt = np.empty(N), np.empty(N)
-        work = np.empty((4, P))
+        work = np.empty((5, P))  # rows 3-4: budget_rank_one's work (2P)
         method, criterion = OPTIMIZERS[self.optimizer], CRITERIA[self.pattern_selection]
         phi_v = 1e-3 * self.tol**2  # OptimizeOnPattern's tolerance on the gain
         first = None

@@ -147,7 +147,8 @@ def optimize_on_pattern(method, p, y, negative, source, U, alpha, C, kpp, phi_v,
 @nb.njit(cache=True)
 def pattern_values(criterion, y_index, negative, U, alpha, C, kdiag, out, work):
     """V_p for every pattern (§5.3): 0 = KKT (the pattern's KKT violation), 1 = AMG (largest
-    single-pair gain), 2 = BMG (gain of solving the pattern exactly, on a local copy)."""
+    single-pair gain), 2 = BMG (gain of solving the pattern exactly, on a local copy).
+    ``work`` is a (5, P) work array."""
     N, P = U.shape
     g = work[0]
     for p in range(N):
@@ -168,7 +169,7 @@ def _kkt_or_exact_gain(criterion, g, alpha_p, negative_p, C, kpp, work):
     if criterion == 0:
         return budget_violation(g, alpha_p, hi)
     d = work[2]
-    budget_rank_one(g, kpp, alpha_p, hi, d, work[3])
+    budget_rank_one(g, kpp, alpha_p, hi, d, work[3:5].reshape(-1))
     total = 0.0
     for r in range(g.size):
         total += d[r]

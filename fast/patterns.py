@@ -106,21 +106,9 @@ def hessian_structure(kind: int, y: int, c: float, L: int, v):
 
 
 @nb.njit(cache=True)
-def sort_small(a):
-    """Sort ``a`` in place by insertion: for the few values of one pattern this is several
-    times faster than numba's general-purpose sort, which dominated a pattern step."""
-    for p in range(1, a.size):
-        value = a[p]
-        q = p - 1
-        while q >= 0 and a[q] > value:
-            a[q + 1] = a[q]
-            q -= 1
-        a[q + 1] = value
-
-
-@nb.njit(cache=True)
 def sort_small_pairs(keys, values, out_keys, out_values):
-    """out_keys = keys sorted (stably), out_values = values in the same order.
+    """out_keys = keys sorted (stably), out_values = values in the same order (pass the same
+    arrays twice to sort keys alone).
 
     Each key goes straight to its rank (the number of keys before it in sorted order): O(n^2)
     comparisons, but without branches, and for the 2L breakpoints of one pattern about twice as
@@ -197,14 +185,14 @@ def box_rank_one(g, k, c, v, lo, hi, delta, work):
 
 
 @nb.njit(cache=True)
-def budget_rank_one(g, k, alpha_i, hi_i, delta, a):
+def budget_rank_one(g, k, alpha_i, hi_i, delta, work):
     """Exactly maximise g.d - k/2 (||d||^2 + (1.d)^2) over alpha + d >= 0, sum(alpha + d) <= C.
 
     The KKT conditions give alpha_r + d_r = max(0, a_r - tau) with a_r = alpha_r + g_r / k, where
     either the budget is slack and tau solves S(tau) - s0 = tau (S(tau) = sum max(0, a_r - tau),
     s0 = sum alpha), or it binds and tau solves S(tau) = C.  Both are found on the sorted a_r, as
-    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0; ``a`` is a
-    work array of size >= L.
+    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0; ``work``
+    is a work array of size >= 2L.
     """
     m, s0, budget = 0, 0.0, 0.0
     for j in range(g.size):
@@ -229,10 +217,10 @@ def budget_rank_one(g, k, alpha_i, hi_i, delta, a):
     p = 0
     for j in range(g.size):
         if hi_i[j] > 0.0:
-            a[p] = -(alpha_i[j] + g[j] / k)
+            work[p] = -(alpha_i[j] + g[j] / k)
             p += 1
-    a = a[:m]
-    sort_small(a)  # ascending in -a_r
+    a = work[m : 2 * m]
+    sort_small_pairs(work[:m], work[:m], a, a)  # ascending in -a_r
     for p in range(m):
         a[p] = -a[p]  # a_r in descending order
     # Budget slack: on the segment with the top p values above tau, tau = (sum_p a - s0) / (p+1).
