@@ -23,7 +23,7 @@ from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.core.objectives import canonical_objective
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
-from msvm.fast.patterns import dual_vectors, outputs_of_state, state_coef
+from msvm.fast.patterns import SIGN, dual_vectors, outputs_of_state, state_coef
 from msvm.fast.smo import SingleVariableSolver
 
 # Largest number of augmented-Lagrangian rounds for the Weston-Watkins bias (see fit).
@@ -63,7 +63,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
         "solver": [StrOptions({"dcd", "smo", "sgd"})],
-        "selection": [StrOptions({"cyclic", "greedy"})],
+        "selection": [StrOptions({"auto", "cyclic", "greedy"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "shrinking": ["boolean"],
@@ -85,7 +85,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         degree=3,
         coef0=0.0,
         solver="dcd",
-        selection="cyclic",
+        selection="auto",
         tol=1e-3,
         max_iter=1000,
         shrinking=True,
@@ -150,7 +150,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         reuse_bias = self._fit_intercept() and self.warm_start
         previous = getattr(self, "intercept_", np.zeros(0))
         b = previous.copy() if reuse_bias and previous.shape == (L,) else np.zeros(L)
-        linear = self.kernel == "linear" and self.solver == "dcd" and self.selection == "cyclic"
+        self._selection = self._resolve_selection(c)
+        linear = self.kernel == "linear" and self.solver == "dcd" and self._selection == "cyclic"
         rho = self._bias_penalty(X, linear) if self._fit_intercept() else 0.0
         if linear:
             data = LinearData(X)
@@ -223,6 +224,14 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             self.__dict__.pop("coef_", None)
         return self
 
+    def _resolve_selection(self, c) -> str:
+        """``selection="auto"``: greedy where the dual separates by class (one-vs-all, c = 0)
+        and the kernel is not linear (the explicit-weights path is cyclic), cyclic otherwise."""
+        if self.selection != "auto":
+            return self.selection
+        separable = self._kind == SIGN and c == 0.0
+        return "greedy" if separable and self.kernel != "linear" else "cyclic"
+
     def _upper_bounds(self, C, free):
         return C * free
 
@@ -264,7 +273,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
                 hi,
                 y_index,
                 shrinking=self.shrinking,
-                selection=self.selection,
+                selection=self._selection,
                 offset=rho,
                 verbose=self.verbose,
                 **common,

@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
     CS,
+    SIGN,
     box_rank_one,
     budget_rank_one,
     hessian_structure,
@@ -42,6 +43,7 @@ from msvm.fast.patterns import (
     state_change,
     state_width,
 )
+from msvm.fast.separable import class_signs, solve_class
 
 
 @intrinsic
@@ -358,7 +360,8 @@ class DecompositionSolver:
     kind, c : the pattern structure (``msvm.fast.patterns``)
     lin : (N, L) linear term of the dual; hi : (N, L) upper bounds (0 fixes a variable)
     y_index : (N,) class index; tol : KKT tolerance; max_iter : epochs; shrinking : bool
-    selection : "cyclic" (random permutations, with shrinking) or "greedy" (largest violation)
+    selection : "cyclic" (random permutations, with shrinking) or "greedy" (largest violation;
+        for a dual that separates by class, ``msvm.fast.separable``'s class-by-class steps)
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
     stop : callable or None, checked after every epoch; True ends the run (MProt Figure 11)
     """
@@ -458,6 +461,31 @@ class DecompositionSolver:
             self._warn(worst)
         return self.n_steps / N, worst
 
+    @property
+    def separable(self):
+        """True when the dual separates by class (one-vs-all: pattern Hessian K_ii I)."""
+        return self.kind == SIGN and self.c == 0.0
+
+    def _run_separable(self, source, alpha, U, kdiag):
+        """Class by class, greedy single-variable steps (``msvm.fast.separable``); an epoch
+        counts N L variable steps, and each class may take max_iter N of them."""
+        N, L = alpha.shape
+        sign, worst = np.empty(N), 0.0
+        for l in range(L):
+            class_signs(self.y_index, l, sign)
+            u, a = U[:, l], np.ascontiguousarray(alpha[:, l])
+            hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
+            args = (sign, kdiag, self.tol, self.max_iter * N, self.shrinking)
+            steps, violation = solve_class(source, self.offset, u, a, hi, lin, *args)
+            alpha[:, l] = a
+            self.n_steps += steps
+            worst = max(worst, violation)
+            if self.verbose:
+                print(f"class {l}: {steps} steps, max KKT violation {violation:.3e}")
+        if worst > self.tol:
+            self._warn(worst)
+        return int(np.ceil(self.n_steps / (N * L))), worst
+
     def _check_width(self, n_columns):
         width = state_width(self.kind, self.c, self.lin.shape[1])
         if n_columns != width:
@@ -469,6 +497,8 @@ class DecompositionSolver:
         self._check_width(U.shape[1])
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
+        if self.selection == "greedy" and self.separable:
+            return self._run_separable(source, alpha, U, kdiag)
         dual = self._dual(alpha, kdiag + self.offset)
         if self.selection == "greedy":
             return self._run_greedy(source, dual, U)

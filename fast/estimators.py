@@ -29,6 +29,12 @@ _DOC_PARAMETERS = """
     solver : {"dcd", "smo", "sgd"}, default="dcd"
         "dcd": the decomposition engine (exact L-variable step per pattern, O(N L) per pattern).
         "smo": ISVM Algorithm 1, one variable per step.  "sgd": ISVM Algorithm 2 with step eta.
+    selection : {"auto", "cyclic", "greedy"}, default="auto"
+        Order of the dcd steps.  "cyclic": random permutations of the active patterns;
+        "greedy": the most violating pattern, or, where the dual separates by class
+        (one-vs-all), class by class the single variable of largest gain on a shrinking active
+        set (``msvm.fast.separable``).  "auto": greedy for one-vs-all with a non-linear kernel,
+        cyclic otherwise.
     tol : float, default=1e-3
         dcd: largest KKT violation (projected gradient) allowed; smo/sgd: the paper's T = theta.
     max_iter : int, default=1000
@@ -115,7 +121,7 @@ class InhibitorySVC(OneVsAllSVC):
         degree=3,
         coef0=0.0,
         solver="dcd",
-        selection="cyclic",
+        selection="auto",
         tol=1e-3,
         max_iter=1000,
         shrinking=True,
@@ -203,7 +209,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         degree=3,
         coef0=0.0,
         solver="dcd",
-        selection="cyclic",
+        selection="auto",
         tol=1e-3,
         max_iter=1000,
         shrinking=True,
@@ -278,7 +284,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         degree=3,
         coef0=0.0,
         solver="dcd",
-        selection="cyclic",
+        selection="auto",
         tol=1e-3,
         max_iter=1000,
         shrinking=True,

@@ -1,0 +1,186 @@
+"""One-vs-all's dual, class by class: greedy single-variable steps on a shrinking active set.
+
+With M = I and S_i = diag(y_i) (``OneVsAllSVC``: kind SIGN with c = 0, ISVM §9) the pattern
+Hessian K_ii I is diagonal and the dual separates into L binary SVM duals without bias,
+
+    maximise  sum_i lin_il a_i - 1/2 sum_ij s_i s_j K_ij a_i a_j,   0 <= a_i <= hi_il,
+
+with a_i = alpha_il and s_i = +1 for the patterns of class l, -1 for the others.  The pattern-wise
+engine's visits gain nothing here (a pattern's L variables do not interact), so each class is
+solved as libsvm solves a binary SVM, without the equality constraint of a bias: one variable per
+step, the one whose exact step -- the Newton step g_i / K_ii clipped to the box -- gains most
+(libsvm's second-order working-set selection, for a single variable), with the class's outputs
+u = K (s a) (column l of the engine's U) kept current on the active variables only.  Every
+``SHRINK_EVERY`` steps the variables at a bound with the gradient pointing out are set aside;
+when the active set meets ``tol`` the outputs of every variable are brought up to date (one kernel
+column for each variable moved since) and all are checked again.  Each step costs O(active), where
+a pattern step of the engine costs O(N) per class moved: on digits (N = 1257, L = 10) the solve
+is about four times faster than the engine's cyclic epochs.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from msvm.fast.kernels import get_column
+
+# Rows of the active-set state (one column per active variable, compacted when shrinking):
+U_ROW, A_ROW, HI_ROW, LIN_ROW, SIGN_ROW, INV_K_ROW, K_ROW, GAIN_ROW, VIOL_ROW = range(9)
+# Steps between two shrinking checks (on digits: 25-100 steps give the same speed, 200 is 20 %
+# slower, never shrinking four times slower).
+SHRINK_EVERY = 32
+# 1 / K_ii for a zero kernel diagonal: the objective is linear in that variable, and the clipped
+# "Newton step" g * INV_K_ZERO goes to the bound the gradient points at (no 0 * inf = nan).
+INV_K_ZERO = 1e300
+
+
+@nb.njit(cache=True, fastmath=True)
+def step_gains(state, m):
+    """For the first m active variables: the gain of each one's exact step and its KKT violation.
+
+    The step is d = clip(a + g / K_ii, 0, hi) - a with g = lin - s u, and it gains
+    d (g - K_ii d / 2); the violation is the projected gradient.  Branch-free, so it vectorises.
+    """
+    u, a, hi, lin = state[U_ROW], state[A_ROW], state[HI_ROW], state[LIN_ROW]
+    s, inv_k, k, gain, viol = (
+        state[SIGN_ROW],
+        state[INV_K_ROW],
+        state[K_ROW],
+        state[GAIN_ROW],
+        state[VIOL_ROW],
+    )
+    for p in range(m):
+        g = lin[p] - s[p] * u[p]
+        d = min(max(a[p] + g * inv_k[p], 0.0), hi[p]) - a[p]
+        gain[p] = d * (g - 0.5 * k[p] * d)
+        up = g if a[p] < hi[p] else 0.0
+        down = g if a[p] > 0.0 else 0.0
+        viol[p] = max(up, 0.0) - min(down, 0.0)
+
+
+@nb.njit(cache=True, fastmath=True)
+def best_and_worst(gain, viol, m):
+    """(argmax of gain[:m], max of viol[:m]), with four independent accumulators: numba does not
+    vectorise a max reduction, and one dependent chain is four times slower on 1000 values."""
+    b0 = b1 = b2 = b3 = 0
+    g0 = g1 = g2 = g3 = -1.0
+    v0 = v1 = v2 = v3 = 0.0
+    m4 = m // 4 * 4
+    for p in range(0, m4, 4):
+        if gain[p] > g0:
+            g0, b0 = gain[p], p
+        if gain[p + 1] > g1:
+            g1, b1 = gain[p + 1], p + 1
+        if gain[p + 2] > g2:
+            g2, b2 = gain[p + 2], p + 2
+        if gain[p + 3] > g3:
+            g3, b3 = gain[p + 3], p + 3
+        v0, v1 = max(v0, viol[p]), max(v1, viol[p + 1])
+        v2, v3 = max(v2, viol[p + 2]), max(v3, viol[p + 3])
+    for p in range(m4, m):
+        if gain[p] > g0:
+            g0, b0 = gain[p], p
+        v0 = max(v0, viol[p])
+    for g, b in ((g1, b1), (g2, b2), (g3, b3)):
+        if g > g0 or (g == g0 and b < b0):
+            g0, b0 = g, b
+    return b0, max(max(v0, v1), max(v2, v3))
+
+
+@nb.njit(cache=True)
+def activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, kdiag):
+    """Make every variable of the class active again, from the full arrays."""
+    for n in range(active.size):
+        active[n] = n
+        state[U_ROW, n], state[A_ROW, n] = u[n], alpha_l[n]
+        state[HI_ROW, n], state[LIN_ROW, n], state[SIGN_ROW, n] = hi_l[n], lin_l[n], sign[n]
+        state[INV_K_ROW, n], state[K_ROW, n] = inv_k[n], kdiag[n]
+    return active.size
+
+
+@nb.njit(cache=True)
+def shrink(state, active, m, alpha_l):
+    """Set aside the active variables at a bound with the gradient pointing out; returns how many
+    stay active (moved to the front, in order).  Their values are written back to ``alpha_l``."""
+    kept = 0
+    for p in range(m):
+        a, hi = state[A_ROW, p], state[HI_ROW, p]
+        g = state[LIN_ROW, p] - state[SIGN_ROW, p] * state[U_ROW, p]
+        if (a <= 0.0 and g < 0.0) or (a >= hi and g > 0.0):
+            alpha_l[active[p]] = a
+            continue
+        active[kept] = active[p]
+        for row in range(K_ROW + 1):
+            state[row, kept] = state[row, p]
+        kept += 1
+    return kept
+
+
+@nb.njit(cache=True)
+def sync_outputs(source, offset, u, moved, touched):
+    """u += (K + offset) applied to the coefficient changes accumulated since the last sync."""
+    for n in touched:
+        col, c = get_column(source, n), moved[n]
+        for q in range(u.size):
+            u[q] += c * (col[q] + offset)
+        moved[n] = 0.0
+
+
+@nb.njit(cache=True)
+def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps, shrinking):
+    """Greedy steps on one class's binary dual until every KKT violation is at most ``tol``.
+
+    ``u`` (the class's outputs, (K + offset) (s a)) and ``alpha_l`` are updated in place.  Returns
+    (steps, largest violation); stops early after ``max_steps`` steps or when no step gains.
+    """
+    N = u.size
+    inv_k = np.empty(N)
+    for n in range(N):
+        inv_k[n] = 1.0 / (kdiag[n] + offset) if kdiag[n] + offset > 0.0 else INV_K_ZERO
+    k_full = kdiag + offset
+    state = np.empty((VIOL_ROW + 1, N))
+    active = np.empty(N, dtype=np.int64)
+    moved = np.zeros(N)  # coefficient changes since the last sync, for the touched variables
+    touched, is_touched = np.empty(N, dtype=np.int64), np.zeros(N, dtype=np.bool_)
+    m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
+    steps, n_touched, worst = 0, 0, np.inf
+    while True:
+        step_gains(state, m)
+        best, worst = best_and_worst(state[GAIN_ROW], state[VIOL_ROW], m)
+        stuck = state[GAIN_ROW, best] <= 0.0 if m > 0 else True
+        if worst <= tol or stuck or steps >= max_steps:
+            for p in range(m):
+                alpha_l[active[p]] = state[A_ROW, p]
+            sync_outputs(source, offset, u, moved, touched[:n_touched])
+            is_touched[:] = False
+            n_touched = 0
+            if m == N or steps >= max_steps:
+                return steps, worst
+            m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
+            continue
+        a = state[A_ROW, best]
+        g = state[LIN_ROW, best] - state[SIGN_ROW, best] * state[U_ROW, best]
+        new = min(max(a + g * state[INV_K_ROW, best], 0.0), state[HI_ROW, best])
+        state[A_ROW, best] = new
+        n = active[best]
+        c = state[SIGN_ROW, best] * (new - a)
+        if not is_touched[n]:
+            is_touched[n] = True
+            touched[n_touched] = n
+            n_touched += 1
+        moved[n] += c
+        col = get_column(source, n)
+        out = state[U_ROW]
+        for p in range(m):
+            out[p] += c * (col[active[p]] + offset)
+        steps += 1
+        if shrinking and steps % SHRINK_EVERY == 0:
+            m = shrink(state, active, m, alpha_l)
+
+
+@nb.njit(cache=True)
+def class_signs(y_index, l, out):
+    """out[n] = +1 for the patterns of class l, -1 for the others (S_i = diag(y_i))."""
+    for n in range(y_index.size):
+        out[n] = 1.0 if y_index[n] == l else -1.0

@@ -1,0 +1,106 @@
+"""One-vs-all's class-by-class greedy solver (msvm.fast.separable) against independent answers."""
+
+from __future__ import annotations
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from msvm.core import datasets
+from msvm.fast import OneVsAllSVC
+from msvm.fast.kernels import precomputed_source
+from msvm.fast.separable import solve_class
+from msvm.reference import FORMULATIONS
+
+
+def binary_dual_optimum(K, lin, hi, sign):
+    """max lin.a - 1/2 (s a)^T K (s a) over 0 <= a <= hi, by cvxpy + Clarabel."""
+    a = cp.Variable(lin.size)
+    Q = K * np.outer(sign, sign)
+    Q = 0.5 * (Q + Q.T) + 1e-12 * np.eye(lin.size)
+    problem = cp.Problem(
+        cp.Maximize(lin @ a - 0.5 * cp.quad_form(a, cp.psd_wrap(Q))), [a >= 0, a <= hi]
+    )
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    return problem.value
+
+
+def dual_value(K, lin, sign, a):
+    z = sign * a
+    return lin @ a - 0.5 * z @ K @ z
+
+
+def random_binary_dual(seed, n=60, zero_rows=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    X[:zero_rows] = 0.0  # a zero kernel diagonal: the objective is linear in those variables
+    K = X @ X.T + 0.5 * np.outer(X[:, 0], X[:, 0])
+    sign = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+    hi = rng.uniform(0.2, 2.0, size=n) * (rng.random(n) > 0.1)  # some variables fixed at 0
+    lin = rng.uniform(0.5, 1.5, size=n)
+    return K, lin, hi, sign
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("offset", [0.0, 0.7])
+@pytest.mark.parametrize("seed", range(4))
+def test_solve_class_reaches_the_binary_optimum(seed, offset, shrinking):
+    K, lin, hi, sign = random_binary_dual(seed, zero_rows=2 if seed % 2 else 0)
+    n = lin.size
+    u, a = np.zeros(n), np.zeros(n)
+    source, kdiag = precomputed_source(K), np.diag(K).copy()
+    steps, worst = solve_class(source, offset, u, a, hi, lin, sign, kdiag, 1e-9, 10**6, shrinking)
+    Ko = K + offset
+    assert worst <= 1e-9 and steps > 0
+    assert np.all(a >= 0.0) and np.all(a <= hi)
+    np.testing.assert_allclose(u, Ko @ (sign * a), atol=1e-10)  # outputs synced everywhere
+    assert dual_value(Ko, lin, sign, a) == pytest.approx(
+        binary_dual_optimum(Ko, lin, hi, sign), rel=1e-7, abs=1e-8
+    )
+
+
+def test_solve_class_starts_from_a_given_point():
+    K, lin, hi, sign = random_binary_dual(7)
+    a = np.minimum(hi, 0.3)
+    u = K @ (sign * a)
+    source, kdiag = precomputed_source(K), np.diag(K).copy()
+    solve_class(source, 0.0, u, a, hi, lin, sign, kdiag, 1e-9, 10**6, True)
+    assert dual_value(K, lin, sign, a) == pytest.approx(
+        binary_dual_optimum(K, lin, hi, sign), rel=1e-7
+    )
+
+
+@pytest.mark.parametrize("selection", ["greedy", "cyclic"])
+def test_both_selections_reach_the_reference_optimum(problem, selection):
+    name, p, X, y = problem
+    ref = FORMULATIONS["one_vs_all"].dual(p)
+    clf = OneVsAllSVC(
+        C=p.C, kernel=p.kernel, selection=selection, tol=1e-6, max_iter=100_000, random_state=0
+    ).fit(X, y)
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-5)
+    assert clf.dual_objective_ <= ref.objective * (1 + 1e-9) + 1e-9
+    assert clf.kkt_violation_ <= 1e-6
+
+
+def test_auto_selection_is_greedy_for_a_kernel_and_cyclic_for_linear_weights():
+    X, y = datasets.load("wine")
+    rbf = OneVsAllSVC(random_state=0).fit(X, y)
+    greedy = OneVsAllSVC(selection="greedy", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(rbf.dual_coef_, greedy.dual_coef_)
+    linear = OneVsAllSVC(kernel="linear", C=0.01, random_state=0).fit(X, y)
+    cyclic = OneVsAllSVC(kernel="linear", C=0.01, selection="cyclic", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(linear.dual_coef_, cyclic.dual_coef_)
+
+
+def test_small_kernel_cache_gives_the_same_solution():
+    X, y = datasets.load("digits", n_samples=300)
+    full = OneVsAllSVC(tol=1e-6).fit(X, y)
+    lru = OneVsAllSVC(tol=1e-6, cache_size=0.05).fit(X, y)  # about 20 of 300 columns cached
+    np.testing.assert_allclose(lru.dual_coef_, full.dual_coef_, atol=1e-12)
+
+
+def test_step_budget_warns():
+    X, y = datasets.load("wine")
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        OneVsAllSVC(max_iter=1, tol=1e-8).fit(X, y)
