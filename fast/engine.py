@@ -127,15 +127,15 @@ def prefetch_data_row(i, rows):
 
 
 @nb.njit(cache=True, inline="always")
-def pattern_check(i, U_i, alpha, hi, lin, y_index, kind, shift, u, g):
-    """Pattern i's KKT violation from its row ``U_i`` of the outputs; leaves its gradient in g.
+def pattern_check(i, U, row, alpha, hi, lin, y_index, kind, shift, u, g):
+    """Pattern i's KKT violation from row ``row`` of the outputs U; leaves its gradient in g.
 
-    Inlined into the epochs and given the arrays themselves (not the ``dual`` tuple, whose
-    unpacking costs reference counting on every array): most visits end here, in ~40 ns.
+    Inlined into the epochs and given the arrays themselves -- not the ``dual`` tuple, nor row
+    views, whose reference counting costs more than the check: most visits end here.
     """
-    pattern_outputs(U_i, shift, u)
-    pattern_gradient(kind, u, y_index[i], lin[i], g)
-    return pattern_violation(kind, g, alpha[i], hi[i])
+    pattern_outputs(U, row, shift, u)
+    pattern_gradient(kind, u, y_index[i], lin, i, g)
+    return pattern_violation(kind, g, alpha, hi, i)
 
 
 @nb.njit(cache=True)
@@ -199,12 +199,12 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
             prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin)
             prefetch(U, order[pos + PREFETCH_AHEAD])  # Fortran order: one line per column
         i = order[pos]
-        violation = pattern_check(i, U[i], alpha, hi, lin, y_index, kind, shift, u, g)
+        violation = pattern_check(i, U, i, alpha, hi, lin, y_index, kind, shift, u, g)
         worst = max(worst, violation)
         if violation > skip_below and pattern_step(i, g, dual, kind, c, shift, work, scratch):
             steps += 1
             add_column(U, get_column(source, i), offset, work[4])
-        elif pattern_is_shrinkable(kind, g, alpha[i], hi[i], shrink_at):
+        elif pattern_is_shrinkable(kind, g, alpha, hi, i, shrink_at):
             keep[pos] = False
     return worst, keep, steps
 
@@ -215,7 +215,7 @@ def pattern_violations(U, dual, kind, shift, out):
     alpha, hi, lin, y_index, _ = dual
     u, g = np.empty(alpha.shape[1]), np.empty(alpha.shape[1])
     for i in range(U.shape[0]):
-        out[i] = pattern_check(i, U[i], alpha, hi, lin, y_index, kind, shift, u, g)
+        out[i] = pattern_check(i, U, i, alpha, hi, lin, y_index, kind, shift, u, g)
 
 
 @nb.njit(cache=True)
@@ -233,7 +233,7 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
         i = np.argmax(viol)
         if viol[i] <= tol:
             return step, viol[i]
-        pattern_check(i, U[i], alpha, hi, lin, y_index, kind, shift, u, g)
+        pattern_check(i, U, i, alpha, hi, lin, y_index, kind, shift, u, g)
         if not pattern_step(i, g, dual, kind, c, shift, work, scratch):
             viol[i] = 0.0  # the exact step could not reduce the violation (numerically stuck)
             continue
@@ -250,7 +250,8 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
 
 @nb.njit(cache=True, fastmath={"reassoc", "contract"})
 def row_outputs(i, rows, Wt, w0, out):
-    """out = x_i W + w0 (dense or CSR row i); reassociated so that each dot product vectorises."""
+    """out[0] = x_i W + w0 (dense or CSR row i); reassociated so that each dot product vectorises.
+    ``out`` is (1, L or L + 1), the form ``pattern_check`` reads, written without a row view."""
     dense, data, indices, indptr = rows
     for j in range(Wt.shape[0]):
         total = w0[j]
@@ -260,7 +261,7 @@ def row_outputs(i, rows, Wt, w0, out):
         else:
             for p in range(indptr[i], indptr[i + 1]):
                 total += data[p] * Wt[j, indices[p]]
-        out[j] = total
+        out[0, j] = total
 
 
 @nb.njit(cache=True)
@@ -286,7 +287,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
     alpha, hi, lin, y_index, _ = dual
     L = alpha.shape[1]
     work, scratch = work_arrays(L), np.empty(8 * L)
-    raw, u, g = np.empty(L + 1), np.empty(L), np.empty(L)  # raw: x_i W + w0
+    raw, u, g = np.empty((1, L + 1)), np.empty(L), np.empty(L)  # raw: x_i W + w0
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
     for pos in range(order.size):
@@ -295,7 +296,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
             prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin)
         i = order[pos]
         row_outputs(i, rows, Wt, w0, raw)
-        violation = pattern_check(i, raw, alpha, hi, lin, y_index, kind, shift, u, g)
+        violation = pattern_check(i, raw, 0, alpha, hi, lin, y_index, kind, shift, u, g)
         worst = max(worst, violation)
         if violation > skip_below and pattern_step(i, g, dual, kind, c, shift, work, scratch):
             steps += 1
@@ -303,7 +304,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
             for j in range(Wt.shape[0]):
                 w0[j] += offset * dS[j]
             add_row(i, rows, Wt, dS)
-        elif pattern_is_shrinkable(kind, g, alpha[i], hi[i], shrink_at):
+        elif pattern_is_shrinkable(kind, g, alpha, hi, i, shrink_at):
             keep[pos] = False
     return worst, keep, steps
 

@@ -67,8 +67,8 @@ def mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, u):
     N, L = alpha.shape
     total, count = 0.0, 0
     for i in range(N):
-        pattern_outputs(U[i], shift, u)
-        pattern_gradient(kind, u, y_index[i], lin[i], g)
+        pattern_outputs(U, i, shift, u)
+        pattern_gradient(kind, u, y_index[i], lin, i, g)
         for j in range(L):
             if hi[i, j] > 0.0:
                 total += kkt_distance(-g[j], alpha[i, j], hi[i, j], T, eps)
@@ -91,8 +91,8 @@ def single_variable_steps(
     for step in range(draws.size):
         i, j = draws[step] // L, draws[step] % L
         y = y_index[i]
-        pattern_outputs(U[i], shift, u)
-        pattern_gradient(kind, u, y, lin[i], g)
+        pattern_outputs(U, i, shift, u)
+        pattern_gradient(kind, u, y, lin, i, g)
         ch = hessian_structure(kind, y, c, L, v)
         G_kk = kdiag[i] * (1.0 - ch * v[j] * v[j])
         old = alpha[i, j]

@@ -107,5 +107,5 @@ def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
     d = np.empty(L)
     budget_rank_one(g0, k, alpha, hi, d, np.empty(2 * L))
     g = g0 - k * (d + d.sum())  # the gradient after the step
-    assert budget_violation(g, alpha + d, hi) < 1e-12
-    assert budget_violation(g0, alpha, hi) > 0.1
+    assert budget_violation(g, (alpha + d)[None], hi[None], 0) < 1e-12
+    assert budget_violation(g0, alpha[None], hi[None], 0) > 0.1
