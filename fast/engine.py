@@ -122,8 +122,10 @@ def prefetch_data_row(i, rows):
 #   kind, c                                  -- the pattern structure (msvm.fast.patterns)
 #   shift                                    -- s of M = I - s 11^T (patterns.output_shift)
 # The outputs U = K [Z, Z 1] have L + 1 columns when shift != 0, else L (patterns.state_coef).
-# Work arrays: ``work`` (``work_arrays``), ``scratch`` (8L,) for the subproblem solvers
-# (breakpoints, sorted values), and the K B row u and gradient g of the visited pattern.
+# Work arrays (``work_arrays``): v, lo, hi and delta for the subproblem (L each), dS (L + 1) for
+# the change of [Z, Z 1], scratch (8L) for the subproblem solvers (breakpoints, sorted values);
+# and the K B row u and gradient g of the visited pattern.  The hot functions take arrays
+# singly: unpacking a tuple of arrays, or taking a row view, costs numba's reference counting.
 
 
 @nb.njit(cache=True, inline="always")
@@ -138,18 +140,16 @@ def pattern_check(i, U, row, alpha, hi, lin, y_index, kind, shift, u, g):
     return pattern_violation(kind, g, alpha, hi, i)
 
 
-@nb.njit(cache=True)
-def pattern_step(i, g, dual, kind, c, shift, work, scratch):
+@nb.njit(cache=True, inline="always")
+def pattern_step(i, g, alpha, hi, y_index, kdiag, kind, c, shift, v, lo_d, hi_d, d, dS, scratch):
     """Solve pattern i's subproblem exactly, given its gradient g.
 
-    Leaves the change of row i of [Z, Z 1] in ``work[4]``; returns whether the variables moved.
+    Leaves the change of row i of [Z, Z 1] in ``dS``; returns whether the variables moved.
     """
-    alpha, hi, lin, y_index, kdiag = dual
-    v, lo_d, hi_d, d, dS = work
     L = g.size
     y = y_index[i]
     if kind == CS:
-        budget_rank_one(g, kdiag[i], alpha[i], hi[i], d, scratch)
+        budget_rank_one(g, kdiag[i], alpha, hi, i, d, scratch)
     else:
         ch = hessian_structure(kind, y, c, L, v)
         for j in range(L):
@@ -168,8 +168,8 @@ def pattern_step(i, g, dual, kind, c, shift, work, scratch):
 
 @nb.njit(cache=True)
 def work_arrays(L):
-    """pattern_step's work arrays: v, lo, hi, delta (L each) and dS (L + 1)."""
-    return (np.empty(L), np.empty(L), np.empty(L), np.empty(L), np.empty(L + 1))
+    """pattern_step's work arrays: v, lo, hi, delta (L each), dS (L + 1) and scratch (8L)."""
+    return (np.empty(L), np.empty(L), np.empty(L), np.empty(L), np.empty(L + 1), np.empty(8 * L))
 
 
 @nb.njit(cache=True)
@@ -188,9 +188,9 @@ def add_column(U, col, offset, dB):
 @nb.njit(cache=True)
 def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip_below):
     """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken)."""
-    alpha, hi, lin, y_index, _ = dual
+    alpha, hi, lin, y_index, kdiag = dual
     L = alpha.shape[1]
-    work, scratch = work_arrays(L), np.empty(8 * L)
+    v, lo_d, hi_d, d, dS, scratch = work_arrays(L)
     u, g = np.empty(L), np.empty(L)
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
@@ -201,9 +201,11 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
         i = order[pos]
         violation = pattern_check(i, U, i, alpha, hi, lin, y_index, kind, shift, u, g)
         worst = max(worst, violation)
-        if violation > skip_below and pattern_step(i, g, dual, kind, c, shift, work, scratch):
+        if violation > skip_below and pattern_step(
+            i, g, alpha, hi, y_index, kdiag, kind, c, shift, v, lo_d, hi_d, d, dS, scratch
+        ):
             steps += 1
-            add_column(U, get_column(source, i), offset, work[4])
+            add_column(U, get_column(source, i), offset, dS)
         elif pattern_is_shrinkable(kind, g, alpha, hi, i, shrink_at):
             keep[pos] = False
     return worst, keep, steps
@@ -225,19 +227,21 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
     ``viol`` holds every pattern's violation and is refreshed while the outputs are updated, so a
     step costs O(N L) like a cyclic one, about three times over.
     """
-    alpha, hi, lin, y_index, _ = dual
+    alpha, hi, lin, y_index, kdiag = dual
     L = alpha.shape[1]
-    work, scratch = work_arrays(L), np.empty(8 * L)
+    v, lo_d, hi_d, d, dS, scratch = work_arrays(L)
     u, g = np.empty(L), np.empty(L)
     for step in range(n_steps):
         i = np.argmax(viol)
         if viol[i] <= tol:
             return step, viol[i]
         pattern_check(i, U, i, alpha, hi, lin, y_index, kind, shift, u, g)
-        if not pattern_step(i, g, dual, kind, c, shift, work, scratch):
+        if not pattern_step(
+            i, g, alpha, hi, y_index, kdiag, kind, c, shift, v, lo_d, hi_d, d, dS, scratch
+        ):
             viol[i] = 0.0  # the exact step could not reduce the violation (numerically stuck)
             continue
-        add_column(U, get_column(source, i), offset, work[4])
+        add_column(U, get_column(source, i), offset, dS)
         pattern_violations(U, dual, kind, shift, viol)
     return n_steps, viol.max()
 
@@ -284,9 +288,9 @@ def add_row(i, rows, Wt, dB):
 @nb.njit(cache=True)
 def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, skip_below):
     """One pass with explicit weights Wt = (X^T [Z, Z 1])^T and w0 = offset 1^T [Z, Z 1]."""
-    alpha, hi, lin, y_index, _ = dual
+    alpha, hi, lin, y_index, kdiag = dual
     L = alpha.shape[1]
-    work, scratch = work_arrays(L), np.empty(8 * L)
+    v, lo_d, hi_d, d, dS, scratch = work_arrays(L)
     raw, u, g = np.empty((1, L + 1)), np.empty(L), np.empty(L)  # raw: x_i W + w0
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
@@ -298,9 +302,10 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
         row_outputs(i, rows, Wt, w0, raw)
         violation = pattern_check(i, raw, 0, alpha, hi, lin, y_index, kind, shift, u, g)
         worst = max(worst, violation)
-        if violation > skip_below and pattern_step(i, g, dual, kind, c, shift, work, scratch):
+        if violation > skip_below and pattern_step(
+            i, g, alpha, hi, y_index, kdiag, kind, c, shift, v, lo_d, hi_d, d, dS, scratch
+        ):
             steps += 1
-            dS = work[4]
             for j in range(Wt.shape[0]):
                 w0[j] += offset * dS[j]
             add_row(i, rows, Wt, dS)

@@ -190,39 +190,39 @@ def box_rank_one(g, k, c, v, lo, hi, delta, work):
 
 
 @nb.njit(cache=True)
-def budget_rank_one(g, k, alpha_i, hi_i, delta, work):
+def budget_rank_one(g, k, alpha, hi, i, delta, work):
     """Exactly maximise g.d - k/2 (||d||^2 + (1.d)^2) over alpha + d >= 0, sum(alpha + d) <= C.
 
     The KKT conditions give alpha_r + d_r = max(0, a_r - tau) with a_r = alpha_r + g_r / k, where
     either the budget is slack and tau solves S(tau) - s0 = tau (S(tau) = sum max(0, a_r - tau),
     s0 = sum alpha), or it binds and tau solves S(tau) = C.  Both are found on the sorted a_r, as
-    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0; ``work``
-    is a work array of size >= 2L.
+    in LIBLINEAR's Crammer-Singer sub-solver, for pattern i (row i of alpha and hi).  Variables
+    with hi = 0 stay fixed at 0; ``work`` is a work array of size >= 2L.
     """
     m, s0, budget = 0, 0.0, 0.0
     for j in range(g.size):
         delta[j] = 0.0
-        if hi_i[j] > 0.0:
+        if hi[i, j] > 0.0:
             m += 1
-            s0 += alpha_i[j]
-            budget = max(budget, hi_i[j])
+            s0 += alpha[i, j]
+            budget = max(budget, hi[i, j])
     if m == 0:
         return
     if k <= 0.0:  # linear objective: the whole budget on the best variable, if it gains
         best = -1
         for j in range(g.size):
-            if hi_i[j] > 0.0 and (best < 0 or g[j] > g[best]):
+            if hi[i, j] > 0.0 and (best < 0 or g[j] > g[best]):
                 best = j
         for j in range(g.size):
-            if hi_i[j] > 0.0:
-                delta[j] = -alpha_i[j]
+            if hi[i, j] > 0.0:
+                delta[j] = -alpha[i, j]
         if g[best] > 0.0:
             delta[best] += budget
         return
     p = 0
     for j in range(g.size):
-        if hi_i[j] > 0.0:
-            work[p] = -(alpha_i[j] + g[j] / k)
+        if hi[i, j] > 0.0:
+            work[p] = -(alpha[i, j] + g[j] / k)
             p += 1
     a = work[m : 2 * m]
     sort_small_pairs(work[:m], work[:m], a, a)  # ascending in -a_r
@@ -252,8 +252,8 @@ def budget_rank_one(g, k, alpha_i, hi_i, delta, work):
                 tau = t
                 break
     for j in range(g.size):
-        if hi_i[j] > 0.0:
-            delta[j] = max(0.0, alpha_i[j] + g[j] / k - tau) - alpha_i[j]
+        if hi[i, j] > 0.0:
+            delta[j] = max(0.0, alpha[i, j] + g[j] / k - tau) - alpha[i, j]
 
 
 @nb.njit(cache=True, inline="always")

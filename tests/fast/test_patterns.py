@@ -81,7 +81,7 @@ def test_budget_rank_one_is_exact(L, seed, k):
     hi = np.where(free, budget, 0.0)
     g = rng.normal(scale=2.0, size=L)
     d = np.empty(L)
-    budget_rank_one(g, k, alpha, hi, d, np.empty(2 * L))
+    budget_rank_one(g, k, alpha[None], hi[None], 0, d, np.empty(2 * L))
     beta = alpha + d
     assert np.all(beta >= -1e-12) and beta.sum() <= budget + 1e-10
     assert np.all(d[~free] == 0.0)
@@ -105,7 +105,7 @@ def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
     hi[2] = 0.0
     g0 = rng.normal(size=L) + 1.0
     d = np.empty(L)
-    budget_rank_one(g0, k, alpha, hi, d, np.empty(2 * L))
+    budget_rank_one(g0, k, alpha[None], hi[None], 0, d, np.empty(2 * L))
     g = g0 - k * (d + d.sum())  # the gradient after the step
     assert budget_violation(g, (alpha + d)[None], hi[None], 0) < 1e-12
     assert budget_violation(g0, alpha[None], hi[None], 0) > 0.1
