@@ -27,7 +27,7 @@ from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
 from msvm.fast.engine import SKIP_FRACTION, add_column, kernel_epoch, next_skip
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
-from msvm.fast.patterns import output_shift, state_coef
+from msvm.fast.patterns import activate_all, output_shift, state_coef
 
 
 @dataclass
@@ -174,7 +174,9 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         fold_hi[i] = 0.0
         U[:] = full_U
         add_column(U, get_column(source, i), 0.0, -full_S[i])
-        fold = (alpha, fold_hi, lin, y_index, kdiag)
+        cls, n_cls = np.empty((N, L), dtype=np.int64), np.empty(N, dtype=np.int64)
+        activate_all(fold_hi, cls, n_cls)  # no shrinking in the folds: all stay active
+        fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
         converged = False
         skip = skip_below
         for _ in range(max_iter):

@@ -167,9 +167,9 @@ def _kkt_or_exact_gain(criterion, g, alpha_p, negative_p, C, kpp, work):
     for r in range(g.size):
         hi[r] = C if negative_p[r] else 0.0
     if criterion == 0:
-        return budget_violation(g, alpha_p.reshape(1, -1), hi.reshape(1, -1), 0)
+        return budget_violation(g.size, g, alpha_p, hi)
     d = work[2]
-    budget_rank_one(g, kpp, alpha_p.reshape(1, -1), hi.reshape(1, -1), 0, d, work[3:5].reshape(-1))
+    budget_rank_one(g.size, g, kpp, alpha_p, hi, d, work[3:5].reshape(-1))
     total = 0.0
     for r in range(g.size):
         total += d[r]

@@ -38,13 +38,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from msvm.fast.kernels import get_column, kernel_diagonal
-from msvm.fast.patterns import (
-    hessian_structure,
-    output_shift,
-    pattern_gradient,
-    pattern_outputs,
-    state_change,
-)
+from msvm.fast.patterns import hessian_structure, output_shift, pattern_gradient, state_change
 
 KKT_RESOLUTION_EPS = 1e-6  # the paper's eps, "set to 1e-6"
 
@@ -62,13 +56,13 @@ def kkt_distance(V, alpha, C, T, eps):
 
 
 @nb.njit(cache=True)
-def mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, u):
-    """(1 / #variables) sum_k KKTdistance(V_k, alpha_k), with V_k = -g_k (free variables only)."""
+def mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, every):
+    """(1 / #variables) sum_k KKTdistance(V_k, alpha_k), with V_k = -g_k (free variables only);
+    ``every`` is the identity class list (1, L) (``patterns.all_classes``)."""
     N, L = alpha.shape
     total, count = 0.0, 0
     for i in range(N):
-        pattern_outputs(U, i, shift, u)
-        pattern_gradient(kind, u, y_index[i], lin, i, g)
+        pattern_gradient(kind, U, i, shift, lin, i, y_index[i], every, 0, L, g)
         for j in range(L):
             if hi[i, j] > 0.0:
                 total += kkt_distance(-g[j], alpha[i, j], hi[i, j], T, eps)
@@ -86,14 +80,14 @@ def single_variable_steps(
     """
     N, L = alpha.shape
     shift = output_shift(kind, c, L)
-    g, v, delta, u, dS = np.empty(L), np.empty(L), np.zeros(L), np.empty(L), np.empty(L + 1)
+    g, v, delta, dS = np.empty(L), np.empty(L), np.zeros(L), np.empty(L + 1)
+    every = np.arange(L).reshape((1, L))  # every variable of a pattern (patterns.all_classes)
     kkt = np.inf
     for step in range(draws.size):
         i, j = draws[step] // L, draws[step] % L
         y = y_index[i]
-        pattern_outputs(U, i, shift, u)
-        pattern_gradient(kind, u, y, lin, i, g)
-        ch = hessian_structure(kind, y, c, L, v)
+        pattern_gradient(kind, U, i, shift, lin, i, y, every, 0, L, g)
+        ch = hessian_structure(kind, y, c, L, every, 0, L, v)
         G_kk = kdiag[i] * (1.0 - ch * v[j] * v[j])
         old = alpha[i, j]
         new = old + eta * g[j] / G_kk if G_kk > 0.0 else (hi[i, j] if g[j] > 0 else 0.0)
@@ -102,12 +96,12 @@ def single_variable_steps(
             alpha[i, j] = new
             delta[:] = 0.0
             delta[j] = new - old
-            state_change(kind, delta, y, shift, dS)
+            state_change(kind, L, delta, every, 0, y, shift, dS)
             col = get_column(source, i)
             for n in range(N):
                 for jj in range(U.shape[1]):
                     U[n, jj] += col[n] * dS[jj]
-        kkt = mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, u)
+        kkt = mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, every)
         if kkt <= theta:
             return step + 1, kkt
     return draws.size, kkt

@@ -40,7 +40,7 @@ def test_box_rank_one_is_exact(L, seed, structure, k):
     else:
         v, c = np.ones(L), 0.0
     d = np.empty(L)
-    box_rank_one(g, k, c, v, lo, hi, d, np.empty(8 * L))
+    box_rank_one(L, g, k, c, v, lo, hi, d, np.empty(8 * L))
     assert np.all(d >= lo - 1e-12) and np.all(d <= hi + 1e-12)
 
     x = cp.Variable(L)
@@ -55,9 +55,8 @@ def test_box_rank_one_is_exact(L, seed, structure, k):
 
 def test_zero_kernel_diagonal_goes_to_the_bound_of_the_gradient():
     d = np.empty(3)
-    box_rank_one(
-        np.array([1.0, -1.0, 0.0]), 0.0, 0.5, np.ones(3), -np.ones(3), np.ones(3), d, np.empty(24)
-    )
+    g = np.array([1.0, -1.0, 0.0])
+    box_rank_one(3, g, 0.0, 0.5, np.ones(3), -np.ones(3), np.ones(3), d, np.empty(24))
     np.testing.assert_array_equal(d, [1.0, -1.0, 0.0])
 
 
@@ -65,7 +64,7 @@ def test_zero_kernel_diagonal_goes_to_the_bound_of_the_gradient():
 def test_unconstrained_optimum_solves_the_linear_system(c):
     g, k, v = np.array([0.3, -0.2, 0.5]), 2.0, np.array([1.0, -1.0, -1.0])
     d = np.empty(3)
-    box_rank_one(g, k, c * 0.9, v, -10 * np.ones(3), 10 * np.ones(3), d, np.empty(24))
+    box_rank_one(3, g, k, c * 0.9, v, -10 * np.ones(3), 10 * np.ones(3), d, np.empty(24))
     H = k * (np.eye(3) - 0.9 * c * np.outer(v, v))
     np.testing.assert_allclose(H @ d, g, atol=1e-10)
 
@@ -81,7 +80,7 @@ def test_budget_rank_one_is_exact(L, seed, k):
     hi = np.where(free, budget, 0.0)
     g = rng.normal(scale=2.0, size=L)
     d = np.empty(L)
-    budget_rank_one(g, k, alpha[None], hi[None], 0, d, np.empty(2 * L))
+    budget_rank_one(L, g, k, alpha, hi, d, np.empty(2 * L))
     beta = alpha + d
     assert np.all(beta >= -1e-12) and beta.sum() <= budget + 1e-10
     assert np.all(d[~free] == 0.0)
@@ -105,7 +104,7 @@ def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
     hi[2] = 0.0
     g0 = rng.normal(size=L) + 1.0
     d = np.empty(L)
-    budget_rank_one(g0, k, alpha[None], hi[None], 0, d, np.empty(2 * L))
+    budget_rank_one(L, g0, k, alpha, hi, d, np.empty(2 * L))
     g = g0 - k * (d + d.sum())  # the gradient after the step
-    assert budget_violation(g, (alpha + d)[None], hi[None], 0) < 1e-12
-    assert budget_violation(g0, alpha[None], hi[None], 0) > 0.1
+    assert budget_violation(L, g, alpha + d, hi) < 1e-12
+    assert budget_violation(L, g0, alpha, hi) > 0.1
