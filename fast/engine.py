@@ -379,6 +379,83 @@ def next_skip(skip_below, worst):
     return max(skip_below, SKIP_RELATIVE * worst)
 
 
+# The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, and
+# the last epoch's largest violation (see DecompositionSolver._run).
+EPS_SHRINK, SKIP, WORST = 0, 1, 2
+
+
+@nb.njit(cache=True)
+def after_epoch(order, keep, worst, active, n_active, schedule, tol, skip_floor, dual):
+    """Update the schedule after an epoch over ``order``; returns (converged, active count), the
+    next epoch's patterns in active[:count] (DecompositionSolver._run has the rules)."""
+    schedule[SKIP] = next_skip(skip_floor, worst)
+    schedule[WORST] = worst
+    N = active.size
+    if worst <= tol and n_active == N:
+        return True, n_active
+    if worst < schedule[EPS_SHRINK] or worst <= tol:  # re-check every variable
+        for i in range(N):
+            active[i] = i
+        activate_all(dual[1], dual[5], dual[6])
+        schedule[EPS_SHRINK] = max(schedule[EPS_SHRINK] / 2.0, tol)
+        return False, N
+    kept = 0
+    for p in range(order.size):
+        if keep[p]:
+            active[kept] = order[p]
+            kept += 1
+    return False, kept
+
+
+@nb.njit(cache=True)
+def shuffled(active, n_active):
+    """A random permutation of active[:n_active] (numba's generator)."""
+    order = active[:n_active].copy()
+    np.random.shuffle(order)  # noqa: NPY002
+    return order
+
+
+# Two runners, one per epoch: numba does not cache a function that takes another as an argument
+# (measured: a cache miss in every process), and the first fit must stay fast.
+@nb.njit(cache=True)
+def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source, offset, U,
+                  dual, kind, c, shift):  # fmt: skip
+    """Up to ``n_epochs`` epochs of ``kernel_epoch`` over random permutations of the active set
+    (numba's generator seeded with ``seed``; ``at`` is shrink_at, ``floor`` the least step
+    threshold); returns (epochs, converged, active count, steps).  The loop runs in numba: in
+    Python it cost ~15 us an epoch."""
+    np.random.seed(seed)  # noqa: NPY002 -- numba's own generator, seeded from random_state
+    steps = 0
+    for e in range(n_epochs):
+        order = shuffled(active, n_active)
+        out = kernel_epoch(order, source, offset, U, dual, kind, c, shift, at, schedule[SKIP])
+        steps += out[2]
+        done, n_active = after_epoch(
+            order, out[1], out[0], active, n_active, schedule, tol, floor, dual
+        )
+        if done:
+            return e + 1, True, n_active, steps
+    return n_epochs, False, n_active, steps
+
+
+@nb.njit(cache=True)
+def linear_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, rows, offset, Wt,
+                  w0, dual, kind, c, shift):  # fmt: skip
+    """As ``kernel_epochs``, with ``linear_epoch``."""
+    np.random.seed(seed)  # noqa: NPY002
+    steps = 0
+    for e in range(n_epochs):
+        order = shuffled(active, n_active)
+        out = linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, at, schedule[SKIP])
+        steps += out[2]
+        done, n_active = after_epoch(
+            order, out[1], out[0], active, n_active, schedule, tol, floor, dual
+        )
+        if done:
+            return e + 1, True, n_active, steps
+    return n_epochs, False, n_active, steps
+
+
 class LinearData:
     """Dense or CSR training data for the explicit-weights path, with its squared row norms."""
 
@@ -457,7 +534,7 @@ class DecompositionSolver:
             stacklevel=5,
         )
 
-    def _run(self, epoch, dual):
+    def _run(self, epochs, n_patterns):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
         As in LIBLINEAR's Solver_MCSVM_CS, every variable is made active again whenever the
@@ -467,33 +544,29 @@ class DecompositionSolver:
         below every entry that does), a pattern when none of its variables is left, with no
         further margin: LIBLINEAR's binary solver asks for a margin of the previous epoch's
         largest violation, which kept almost every pattern active on the linear benchmark, where
-        the violation stays above 1 for hundreds of epochs.
+        the violation stays above 1 for hundreds of epochs.  ``epochs(n, seed, active, n_active,
+        schedule, shrink_at)`` runs up to n epochs in numba (``kernel_epochs``); they are run one
+        at a time when ``stop`` or ``verbose`` needs to see each.
         """
-        n_patterns = dual[0].shape[0]
-        everything = np.arange(n_patterns)
-        active, shrink_at = everything, (0.0 if self.shrinking else np.inf)
-        eps_shrink = max(10.0 * self.tol, 1.0)
-        skip_below = self.skip_below
-        for n_iter in range(1, self.max_iter + 1):
-            order = self.rng.permutation(active)
-            worst, keep, steps = epoch(order, shrink_at, skip_below)
-            skip_below = next_skip(self.skip_below, worst)
+        active, n_active = np.arange(n_patterns), n_patterns
+        schedule = np.array([max(10.0 * self.tol, 1.0), self.skip_below, np.inf])
+        shrink_at = 0.0 if self.shrinking else np.inf
+        chunk = 1 if (self.stop is not None or self.verbose) else self.max_iter
+        n_iter = 0
+        while n_iter < self.max_iter:
+            seed = self.rng.randint(np.iinfo(np.int32).max)
+            n = min(chunk, self.max_iter - n_iter)
+            before = n_active
+            ran, converged, n_active, steps = epochs(n, seed, active, n_active, schedule, shrink_at)
+            n_iter += ran
             self.n_steps += steps
-            full_pass = active.size == n_patterns
-            if self.stop is not None and self.stop():
-                return n_iter, worst
+            worst = schedule[WORST]
             if self.verbose:
-                print(f"epoch {n_iter}: {active.size} active, max KKT violation {worst:.3e}")
-            if worst <= self.tol and full_pass:
+                print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
+            if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
-            if worst < eps_shrink or worst <= self.tol:  # re-check everything
-                active = everything
-                activate_all(self.hi, dual[5], dual[6])
-                eps_shrink = max(eps_shrink / 2.0, self.tol)
-                continue
-            active = order[keep]
-        self._warn(worst)
-        return self.max_iter, worst
+        self._warn(schedule[WORST])
+        return self.max_iter, schedule[WORST]
 
     def _run_greedy(self, source, dual, U):
         """Steps on the most violating pattern; an epoch counts N steps."""
@@ -557,11 +630,11 @@ class DecompositionSolver:
         if self.selection == "greedy":
             return self._run_greedy(source, dual, U)
 
-        def epoch(order, shrink_at, skip_below):
-            args = (self.offset, U, dual, self.kind, self.c, self.shift, shrink_at, skip_below)
-            return kernel_epoch(order, source, *args)
+        def epochs(n, seed, active, n_active, schedule, shrink_at):
+            run = (n, seed, active, n_active, schedule, self.tol, self.skip_below, shrink_at)
+            return kernel_epochs(*run, source, self.offset, U, dual, self.kind, self.c, self.shift)
 
-        return self._run(epoch, dual)
+        return self._run(epochs, alpha.shape[0])
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
@@ -570,8 +643,9 @@ class DecompositionSolver:
         dual = self._dual(alpha, data.sq_norms + self.offset)
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class
 
-        def epoch(order, shrink_at, skip_below):
-            args = (self.offset, Wt, w0, dual, self.kind, self.c, self.shift, shrink_at, skip_below)
-            return linear_epoch(order, data.rows, *args)
+        def epochs(n, seed, active, n_active, schedule, shrink_at):
+            run = (n, seed, active, n_active, schedule, self.tol, self.skip_below, shrink_at)
+            args = (data.rows, self.offset, Wt, w0, dual, self.kind, self.c, self.shift)
+            return linear_epochs(*run, *args)
 
-        return self._run(epoch, dual)
+        return self._run(epochs, alpha.shape[0])

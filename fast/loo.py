@@ -25,7 +25,7 @@ from sklearn.utils import check_random_state
 
 from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
-from msvm.fast.engine import SKIP_FRACTION, add_column, kernel_epoch, next_skip
+from msvm.fast.engine import SKIP_FRACTION, add_column, kernel_epochs
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import activate_all, output_shift, state_coef
 
@@ -153,7 +153,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
     Fold i fixes pattern i's variables at 0 and takes its column off the outputs (``full_S`` are
     the engine's coefficients ``patterns.state_coef``; the row shift of K B does not change which
     class is largest, so predictions read U[i, :L] directly), then runs
-    cyclic epochs (random order, no shrinking: the disturbance is local) until a pass over every
+    the engine's epochs (``engine.kernel_epochs``: random order, shrinking) until a pass over every
     pattern has KKT violation <= tol.  Non-support vectors need no step at all.
     """
     full_alpha, hi, lin, y_index, kdiag = dual
@@ -163,7 +163,6 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
     alpha = np.empty_like(full_alpha)
     fold_hi = hi.copy()
     U = np.empty_like(full_U)  # Fortran order, like full_U
-    order = np.arange(N)
     steps = unconverged = 0
     for i in range(N):
         if not np.any(full_alpha[i] != 0.0):
@@ -175,19 +174,13 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         U[:] = full_U
         add_column(U, get_column(source, i), 0.0, -full_S[i])
         cls, n_cls = np.empty((N, L), dtype=np.int64), np.empty(N, dtype=np.int64)
-        activate_all(fold_hi, cls, n_cls)  # no shrinking in the folds: all stay active
+        activate_all(fold_hi, cls, n_cls)
         fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
-        converged = False
-        skip = skip_below
-        for _ in range(max_iter):
-            np.random.shuffle(order)  # noqa: NPY002
-            args = (0.0, U, fold, kind, c, shift, np.inf, skip)
-            worst, _, taken = kernel_epoch(order, source, *args)
-            skip = next_skip(skip_below, worst)  # as DecompositionSolver._run
-            steps += taken
-            if worst <= tol:
-                converged = True
-                break
+        schedule = np.array([max(10.0 * tol, 1.0), skip_below, np.inf])
+        seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
+        run = (max_iter, seed_i, np.arange(N), N, schedule, tol, skip_below, 0.0)
+        _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift)
+        steps += taken
         unconverged += not converged
         fold_hi[i] = hi[i]
         predictions[i] = np.argmax(U[i, :L])
