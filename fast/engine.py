@@ -100,12 +100,14 @@ PREFETCH_AHEAD = 4
 
 
 @nb.njit(cache=True, inline="always")
-def prefetch_rows(i, alpha, hi, lin):
-    """Prefetch pattern i's rows of the dual state; the arrays are passed singly, not as the
-    ``dual`` tuple, whose unpacking would cost reference counting on every visit."""
+def prefetch_rows(i, alpha, hi, lin, cls):
+    """Prefetch pattern i's rows of the dual state and of its active-variable list; the arrays
+    are passed singly, not as the ``dual`` tuple, whose unpacking would cost reference counting
+    on every visit."""
     prefetch(alpha, i)
     prefetch(hi, i)
     prefetch(lin, i)
+    prefetch(cls, i)
 
 
 @nb.njit(cache=True, inline="always")
@@ -214,7 +216,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     worst, steps = 0.0, 0
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
-            prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin)
+            prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin, cls)
             prefetch(U, order[pos + PREFETCH_AHEAD])  # Fortran order: one line per column
         i = order[pos]
         violation = pattern_check(
@@ -332,7 +334,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
             prefetch_data_row(order[pos + PREFETCH_AHEAD], rows)
-            prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin)
+            prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin, cls)
         i = order[pos]
         row_outputs(
             i, dense, data, indices, indptr, Wt, w0, cls, n_cls[i], y_index[i], kind, shift, raw

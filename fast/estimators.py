@@ -41,9 +41,9 @@ _DOC_PARAMETERS = """
         Epochs: passes over the active patterns (a pass over a shrunk set counts as one, as in
         LIBLINEAR), or over the variables for smo/sgd.
     shrinking : bool, default=True
-        Set aside patterns whose variables sit at bounds with their gradients pointing out;
-        everything is re-checked whenever the active set's violation halves (LIBLINEAR's
-        eps_shrink) and before stopping.
+        Set aside variables that sit at a bound with the gradient pointing out (a pattern when
+        none is left), as LIBLINEAR's Crammer-Singer solver does; everything is re-checked
+        whenever the active set's violation halves (LIBLINEAR's eps_shrink) and before stopping.
     cache_size : float, default=200
         Kernel cache budget in MB; the whole Gram matrix is computed up front when it fits,
         otherwise columns are cached least-recently-used.

@@ -175,9 +175,13 @@ def box_rank_one(n, g, k, c, v, lo, hi, delta, work):
     arithmetic instead of one O(n) evaluation of phi per breakpoint.  ``work`` is a work array
     of size >= 8n (breakpoints and their slope changes, unsorted and sorted).
     """
-    if k <= 0.0:  # zero kernel diagonal: the objective is linear in d
+    curvature = k * (1.0 - c * v[0] * v[0]) if n == 1 else k
+    if curvature <= 0.0:  # zero kernel diagonal (or flat single variable): linear in d
         for p in range(n):
             delta[p] = hi[p] if g[p] > 0 else (lo[p] if g[p] < 0 else 0.0)
+        return
+    if n == 1:  # one active variable: the clipped Newton step (most steps once variables shrink)
+        delta[0] = min(max(g[0] / curvature, lo[0]), hi[0])
         return
     inv_k, m = 1.0 / k, 0
     if c != 0.0:
@@ -229,6 +233,9 @@ def budget_rank_one(n, g, k, alpha, hi, delta, work):
             s0 += alpha[p]
             budget = max(budget, hi[p])
     if m == 0:
+        return
+    if n == 1 and k > 0.0:  # one variable: max g d - k d^2 over alpha + d in [0, C]
+        delta[0] = min(max(g[0] / (2.0 * k), -alpha[0]), budget - alpha[0])
         return
     if k <= 0.0:  # linear objective: the whole budget on the best variable, if it gains
         best = -1
