@@ -15,7 +15,7 @@ u = K (s a) (column l of the engine's U) kept current on the active variables on
 when the active set meets ``tol`` the outputs of every variable are brought up to date (one kernel
 column for each variable moved since) and all are checked again.  Each step costs O(active), where
 a pattern step of the engine costs O(N) per class moved: on digits (N = 1257, L = 10) the solve
-is about four times faster than the engine's cyclic epochs.
+takes 7.8 ms against the cyclic engine's 14 ms (whole fits 13.5 against 19.5 ms).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from msvm.fast.kernels import get_column
 
 # Rows of the active-set state (one column per active variable, compacted when shrinking):
 U_ROW, A_ROW, HI_ROW, LIN_ROW, SIGN_ROW, INV_K_ROW, K_ROW, GAIN_ROW, VIOL_ROW = range(9)
-# Steps between two shrinking checks (on digits: 25-100 steps give the same speed, 200 is 20 %
-# slower, never shrinking four times slower).
+# Steps between two shrinking checks (a prototype on digits, whole OvA fits: every 25-100 steps
+# 10.0-10.6 ms, every 200 steps 12.2 ms, never 24.5 ms).
 SHRINK_EVERY = 32
 # 1 / K_ii for a zero kernel diagonal: the objective is linear in that variable, and the clipped
 # "Newton step" g * INV_K_ZERO goes to the bound the gradient points at (no 0 * inf = nan).
