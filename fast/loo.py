@@ -25,7 +25,13 @@ from sklearn.utils import check_random_state
 
 from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
-from msvm.fast.engine import SKIP_FRACTION, add_column, kernel_epochs
+from msvm.fast.engine import (
+    SKIP_FRACTION,
+    SKIP_RELATIVE_KERNEL,
+    add_column,
+    kernel_epochs,
+    new_schedule,
+)
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import activate_all, output_shift, state_coef
 
@@ -176,7 +182,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         cls, n_cls = np.empty((N, L), dtype=np.int64), np.empty(N, dtype=np.int64)
         activate_all(fold_hi, cls, n_cls)
         fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
-        schedule = np.array([max(10.0 * tol, 1.0), skip_below, np.inf])
+        schedule = new_schedule(tol, skip_below, SKIP_RELATIVE_KERNEL)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
         run = (max_iter, seed_i, np.arange(N), N, schedule, tol, skip_below, 0.0)
         _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift)
