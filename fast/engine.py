@@ -1,18 +1,21 @@
 """The decomposition engine: dual coordinate descent one pattern at a time.
 
-For each visited pattern i the engine computes the gradient of its L variables from the current
-outputs U_i, solves the pattern's box-constrained subproblem exactly (``patterns.box_rank_one``),
-and, if the variables moved, updates the outputs with one kernel column:
+For each visited pattern i the engine computes the gradient of its active variables from the
+current outputs U_i, sets aside the variables that settled at a bound (LIBLINEAR's
+active_size_i), solves the subproblem of the others exactly (``patterns.box_rank_one``,
+``patterns.budget_rank_one``), and, if they moved, updates the outputs with one kernel column:
 U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K [Z, Z 1] rather than
 K B = K Z M: for M = I - s 11^T (inhibitory, Lee-Lin-Wahba) a step would otherwise change every
 class's output, O(N L); the pattern reads its row of K B as U_i[:L] - s U_i[L]
-(``patterns.pattern_outputs``).  With the linear kernel the engine keeps W = X^T [Z, Z 1]
-instead (U_i = x_i W is computed on the fly, W += x_i^T dS_i), an O(d L) step, so no kernel
-matrix is ever formed.
+(``patterns.pattern_gradient``).  With the linear kernel the engine keeps W = X^T [Z, Z 1]
+instead (the outputs a visit needs are computed on the fly, W += x_i^T dS_i), an O(d m) step,
+so no kernel matrix is ever formed.
 
-The numba kernels below do one epoch and nothing else; :class:`DecompositionSolver` owns the
-tolerances, shrinking, stopping and warnings.  Stopping: the largest KKT violation (projected
-gradient) seen in a full pass over every pattern is at most ``tol``.
+``kernel_epoch`` / ``linear_epoch`` do one epoch; ``kernel_epochs`` / ``linear_epochs`` run
+epochs with the shrinking schedule (``after_epoch``) in numba; :class:`DecompositionSolver` owns
+the tolerances, stopping and warnings.  Stopping: the largest KKT violation (projected gradient)
+seen in a full pass over every variable is at most ``tol``.  One-vs-all's separable dual has its
+own class-by-class solver (``msvm.fast.separable``).
 """
 
 from __future__ import annotations

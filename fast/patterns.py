@@ -23,7 +23,7 @@ constrained kinds solve their pattern subproblem with ``box_rank_one``; CS, whos
 the budget sum_r alpha_ir <= C (MProt 10-11, ISVM F.3-F.4), with ``budget_rank_one``.
 
 The engine keeps U = K [Z, Z 1] (``state_coef``) and reads K B = K Z - s (K Z 1) 1^T for
-M = I - s 11^T (``pattern_outputs``); for M = I (WW, CS) U = K Z = K B has no sum column.
+M = I - s 11^T (``pattern_gradient``); for M = I (WW, CS) U = K Z = K B has no sum column.
 """
 
 from __future__ import annotations
