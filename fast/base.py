@@ -23,7 +23,7 @@ from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.core.objectives import canonical_objective
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
-from msvm.fast.patterns import SIGN, dual_vectors, outputs_of_state, state_coef
+from msvm.fast.patterns import dual_vectors, outputs_of_state, separable, state_coef
 from msvm.fast.smo import SingleVariableSolver
 
 # Largest number of augmented-Lagrangian rounds for the Weston-Watkins bias (see fit).
@@ -229,8 +229,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         and the kernel is not linear (the explicit-weights path is cyclic), cyclic otherwise."""
         if self.selection != "auto":
             return self.selection
-        separable = self._kind == SIGN and c == 0.0
-        return "greedy" if separable and self.kernel != "linear" else "cyclic"
+        greedy = separable(self._kind, c) and self.kernel != "linear"
+        return "greedy" if greedy else "cyclic"
 
     def _upper_bounds(self, C, free):
         return C * free

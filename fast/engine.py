@@ -34,7 +34,6 @@ from sklearn.utils import check_random_state
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
     CS,
-    SIGN,
     WW,
     activate_all,
     box_rank_one,
@@ -44,6 +43,7 @@ from msvm.fast.patterns import (
     output_shift,
     pattern_gradient,
     pattern_violation,
+    separable,
     shrink_variables,
     state_change,
     state_width,
@@ -114,9 +114,8 @@ def prefetch_rows(i, alpha, hi, lin, cls):
 
 
 @nb.njit(cache=True, inline="always")
-def prefetch_data_row(i, rows):
-    """Prefetch data row i for a linear step (dense or CSR)."""
-    dense, data, indices, indptr = rows
+def prefetch_data_row(i, dense, data, indices, indptr):
+    """Prefetch data row i for a linear step (dense or CSR; the arrays singly, as elsewhere)."""
     if dense.shape[0] > 0:
         prefetch(dense, i)
     else:
@@ -336,7 +335,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
     worst, steps = 0.0, 0
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
-            prefetch_data_row(order[pos + PREFETCH_AHEAD], rows)
+            prefetch_data_row(order[pos + PREFETCH_AHEAD], dense, data, indices, indptr)
             prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin, cls)
         i = order[pos]
         row_outputs(
@@ -595,11 +594,6 @@ class DecompositionSolver:
             self._warn(worst)
         return self.n_steps / N, worst
 
-    @property
-    def separable(self):
-        """True when the dual separates by class (one-vs-all: pattern Hessian K_ii I)."""
-        return self.kind == SIGN and self.c == 0.0
-
     def _run_separable(self, source, alpha, U, kdiag):
         """Class by class, greedy single-variable steps (``msvm.fast.separable``); an epoch
         counts N L variable steps, and each class may take max_iter N of them."""
@@ -631,7 +625,7 @@ class DecompositionSolver:
         self._check_width(U.shape[1])
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
-        if self.selection == "greedy" and self.separable:
+        if self.selection == "greedy" and separable(self.kind, self.c):
             return self._run_separable(source, alpha, U, kdiag)
         dual = self._dual(alpha, kdiag + self.offset)
         if self.selection == "greedy":

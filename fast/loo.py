@@ -169,6 +169,8 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
     alpha = np.empty_like(full_alpha)
     fold_hi = hi.copy()
     U = np.empty_like(full_U)  # Fortran order, like full_U
+    cls, n_cls = np.empty((N, L), dtype=np.int64), np.empty(N, dtype=np.int64)
+    active = np.empty(N, dtype=np.int64)
     steps = unconverged = 0
     for i in range(N):
         if not np.any(full_alpha[i] != 0.0):
@@ -179,12 +181,12 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         fold_hi[i] = 0.0
         U[:] = full_U
         add_column(U, get_column(source, i), 0.0, -full_S[i])
-        cls, n_cls = np.empty((N, L), dtype=np.int64), np.empty(N, dtype=np.int64)
         activate_all(fold_hi, cls, n_cls)
+        active[:] = np.arange(N)
         fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
         schedule = new_schedule(tol, skip_below, SKIP_RELATIVE_KERNEL)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
-        run = (max_iter, seed_i, np.arange(N), N, schedule, tol, skip_below, 0.0)
+        run = (max_iter, seed_i, active, N, schedule, tol, skip_below, 0.0)
         _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift)
         steps += taken
         unconverged += not converged

@@ -53,6 +53,12 @@ def output_shift(kind: int, c: float, L: int) -> float:
     return 0.0
 
 
+def separable(kind: int, c: float) -> bool:
+    """True when the dual separates by class: one-vs-all (SIGN with c = 0), pattern Hessian
+    K_ii I (``msvm.fast.separable`` solves it class by class)."""
+    return kind == SIGN and c == 0.0
+
+
 def state_width(kind: int, c: float, L: int) -> int:
     """Columns of the engine's outputs: L, plus the row sums of K Z when M != I."""
     return L + (output_shift(kind, c, L) != 0.0)
