@@ -34,19 +34,24 @@ def _augmented(Z, *columns) -> np.ndarray:
     return sp.hstack([Z, *columns], format="csr") if sp.issparse(Z) else np.hstack([Z, *columns])
 
 
-def rbf_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:
-    """k(x, y) = exp(-gamma ||x - y||^2).
+def rbf_exponent(X, Y, gamma) -> np.ndarray:
+    """-gamma ||x - y||^2 for every pair, in one matrix product:
+    [2 gamma X, -gamma |x|^2, 1] [Y, 1, -gamma |y|^2]^T = -gamma (|x|^2 + |y|^2 - 2 <x, y>).
 
-    One matrix product gives the exponent, [2 gamma X, -gamma |x|^2, 1] [Y, 1, -gamma |y|^2]^T =
-    -gamma (|x|^2 + |y|^2 - 2 <x, y>), exponentiated in place: two passes over the N x M result
-    instead of seven.  Rounding can leave the exponent of (nearly) equal points a few ulps above
-    0 (k = 1 + 1e-16): harmless, and not worth a third pass to clip; the diagonal of k(X, X) is
-    set to its exact value 1.
+    Rounding can leave the exponent of (nearly) equal points a few ulps above 0: harmless
+    (k = 1 + 1e-16), and not worth a pass to clip.
     """
     sq_x, sq_y = _squared_norms(X), _squared_norms(Y)
     A = _augmented(2.0 * gamma * X, -gamma * sq_x, np.ones(X.shape[0]))
     B = _augmented(Y, np.ones(Y.shape[0]), -gamma * sq_y)
-    K = _dot(A, B)
+    return _dot(A, B)
+
+
+def rbf_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:
+    """k(x, y) = exp(-gamma ||x - y||^2): ``rbf_exponent`` exponentiated in place (two passes
+    over the N x M result instead of seven); the diagonal of k(X, X) is set to its exact value 1.
+    """
+    K = rbf_exponent(X, Y, gamma)
     np.exp(K, out=K)
     if X is Y:
         np.fill_diagonal(K, 1.0)

@@ -31,6 +31,7 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from msvm.fast.face_newton import face_newton_step
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
     CS,
@@ -379,6 +380,10 @@ SKIP_FRACTION = 0.5
 # benchmark's data).
 SKIP_RELATIVE_KERNEL, SKIP_RELATIVE_LINEAR = 0.35, 0.2
 
+# Newton steps on the free face (explicit weights) every NEWTON_EVERY epochs, the period doubling
+# after each step that found no gain (see DecompositionSolver._run).
+NEWTON_EVERY = 10
+
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
 # last epoch's largest violation and the skip fraction (see DecompositionSolver._run).
 EPS_SHRINK, SKIP, WORST, RELATIVE = 0, 1, 2, 3
@@ -482,6 +487,10 @@ class LinearData:
             self.sq_norms = np.einsum("ij,ij->i", dense, dense)
         self.X = X
 
+    def subset(self, P):
+        """The rows X_P (dense or CSR)."""
+        return self.X[P]
+
 
 class DecompositionSolver:
     """Pattern-wise dual coordinate descent for one box-constrained multiclass dual.
@@ -520,6 +529,7 @@ class DecompositionSolver:
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
+        self.n_newton = 0  # Newton steps on the free face tried (explicit weights only)
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
         # the stopping rule, and an O(N L) update for a negligible change is wasted work.
         self.skip_below = SKIP_FRACTION * tol
@@ -540,7 +550,7 @@ class DecompositionSolver:
             stacklevel=5,
         )
 
-    def _run(self, epochs, n_patterns, relative):
+    def _run(self, epochs, n_patterns, relative, polish=None):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
         As in LIBLINEAR's Solver_MCSVM_CS, every variable is made active again whenever the
@@ -553,11 +563,17 @@ class DecompositionSolver:
         the violation stays above 1 for hundreds of epochs.  ``epochs(n, seed, active, n_active,
         schedule, shrink_at)`` runs up to n epochs in numba (``kernel_epochs``); they are run one
         at a time when ``stop`` or ``verbose`` needs to see each.
+
+        ``polish()``, if given, takes a Newton step on the free face (``msvm.fast.face_newton``)
+        and returns its dual gain; it is called every ``period`` epochs, the period
+        NEWTON_EVERY after a step that gained and doubled after one that did not.
         """
         active, n_active = np.arange(n_patterns), n_patterns
         schedule = new_schedule(self.tol, self.skip_below, relative)
         shrink_at = 0.0 if self.shrinking else np.inf
-        chunk = 1 if (self.stop is not None or self.verbose) else self.max_iter
+        single = self.stop is not None or self.verbose
+        chunk = 1 if single else (NEWTON_EVERY if polish else self.max_iter)
+        period, since = NEWTON_EVERY, 0
         n_iter = 0
         while n_iter < self.max_iter:
             seed = self.rng.randint(np.iinfo(np.int32).max)
@@ -571,6 +587,14 @@ class DecompositionSolver:
                 print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
             if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
+            since += ran
+            if polish is not None and since >= period:
+                gain = polish()
+                self.n_newton += 1
+                period = NEWTON_EVERY if gain > 0 else 2 * period
+                since = 0
+                if self.verbose:
+                    print(f"Newton step on the free face: dual gain {gain:.3e}")
         self._warn(schedule[WORST])
         return self.max_iter, schedule[WORST]
 
@@ -649,4 +673,10 @@ class DecompositionSolver:
             args = (data.rows, self.offset, Wt, w0, dual, self.kind, self.c, self.shift)
             return linear_epochs(*run, *args)
 
-        return self._run(epochs, alpha.shape[0], SKIP_RELATIVE_LINEAR)
+        kdiag_mean = float(np.mean(dual[4]))
+
+        def polish():
+            face = (self.kind, self.c, self.lin, self.hi, self.y_index, alpha)
+            return face_newton_step(*face, data.subset, Wt, w0, self.offset, kdiag_mean)
+
+        return self._run(epochs, alpha.shape[0], SKIP_RELATIVE_LINEAR, polish)

@@ -13,11 +13,14 @@ in numba and the least recently used one is evicted.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, rbf_exponent
 
 KERNEL_KIND = {"linear": 0, "rbf": 1, "poly": 2}
 
@@ -97,6 +100,42 @@ def kernel_diagonal(source, out):
         out[i] = _finish(sq_norms[i], sq_norms[i], sq_norms[i], kind, gamma, degree, coef0)
 
 
+# The exponential of an RBF Gram matrix is the one pass over it that BLAS does not thread; numpy
+# releases the GIL in ufunc loops, so row blocks are exponentiated on a few threads (the matrix
+# product before it already runs on every core).  Below EXP_THREAD_MIN entries one thread does.
+EXP_THREADS = min(os.cpu_count() or 1, 8)
+EXP_THREAD_MIN = 1 << 18
+_exp_pool: ThreadPoolExecutor | None = None
+
+
+def _threaded_exp(E: np.ndarray) -> np.ndarray:
+    """exp(E) in place, by row blocks on threads."""
+    global _exp_pool
+
+    def block(rows):
+        np.exp(E[rows], out=E[rows])
+
+    n_blocks = min(EXP_THREADS, max(1, E.size // EXP_THREAD_MIN))
+    if n_blocks == 1:
+        block(slice(None))
+        return E
+    if _exp_pool is None:
+        _exp_pool = ThreadPoolExecutor(EXP_THREADS, thread_name_prefix="msvm-exp")
+    bounds = np.linspace(0, E.shape[0], n_blocks + 1).astype(int)
+    list(_exp_pool.map(block, [slice(bounds[k], bounds[k + 1]) for k in range(n_blocks)]))
+    return E
+
+
+def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
+    """The Gram matrix k(X, X), as ``msvm.core.kernels.kernel_matrix`` computes it, with the
+    RBF exponential threaded."""
+    if kernel != "rbf":
+        return kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    K = _threaded_exp(rbf_exponent(X, X, gamma))
+    np.fill_diagonal(K, 1.0)
+    return K
+
+
 def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache_size: float):
     """Build a column source for ``X`` (dense ndarray or CSR) with a ``cache_size`` MB budget.
 
@@ -117,7 +156,7 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
         sq_norms = np.einsum("ij,ij->i", dense, dense)
     n_slots = int(min(n, max(2, cache_size * 2**20 // (8 * max(n, 1)))))
     if n_slots == n:  # the whole Gram matrix fits: compute it at once with BLAS
-        cache = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+        cache = gram(X, kernel, gamma, degree, coef0)
     else:
         cache = np.empty((n_slots, n))
     source = (

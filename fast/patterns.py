@@ -393,6 +393,19 @@ def dual_vectors(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float):
     return Z, B
 
 
+def pattern_transpose(kind: int, V: np.ndarray, y_index: np.ndarray) -> np.ndarray:
+    """Row i of the result is S_i^T v_i (numpy, every row at once): the dual gradient is
+    lin - pattern_transpose(K B)."""
+    if kind == SIGN:
+        out = -V
+        rows = np.arange(V.shape[0])
+        out[rows, y_index] = V[rows, y_index]
+        return out
+    if kind == LLW:
+        return -V
+    return V[np.arange(V.shape[0]), y_index][:, None] - V
+
+
 def state_coef(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float) -> np.ndarray:
     """The engine's coefficients [Z, Z 1] (just Z when M = I), so that U = K state_coef."""
     Z, _ = dual_vectors(kind, alpha, y_index, c)
