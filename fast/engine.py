@@ -15,7 +15,9 @@ so no kernel matrix is ever formed.
 epochs with the shrinking schedule (``after_epoch``) in numba; :class:`DecompositionSolver` owns
 the tolerances, stopping and warnings.  Stopping: the largest KKT violation (projected gradient)
 seen in a full pass over every variable is at most ``tol``.  One-vs-all's separable dual has its
-own class-by-class solver (``msvm.fast.separable``).
+own class-by-class solver (``msvm.fast.separable``).  On the explicit-weights path the epochs are
+interleaved with damped Newton steps on the free face (``msvm.fast.face_newton``), which shorten
+coordinate descent's slow tail on ill-conditioned duals.
 """
 
 from __future__ import annotations
