@@ -531,7 +531,6 @@ class DecompositionSolver:
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
-        self.n_newton = 0  # Newton steps on the free face tried (explicit weights only)
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
         # the stopping rule, and an O(N L) update for a negligible change is wasted work.
         self.skip_below = SKIP_FRACTION * tol
@@ -574,7 +573,7 @@ class DecompositionSolver:
         schedule = new_schedule(self.tol, self.skip_below, relative)
         shrink_at = 0.0 if self.shrinking else np.inf
         single = self.stop is not None or self.verbose
-        chunk = 1 if single else (NEWTON_EVERY if polish else self.max_iter)
+        chunk = 1 if single else (NEWTON_EVERY if polish is not None else self.max_iter)
         period, since = NEWTON_EVERY, 0
         n_iter = 0
         while n_iter < self.max_iter:
@@ -590,9 +589,8 @@ class DecompositionSolver:
             if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
             since += ran
-            if polish is not None and since >= period:
+            if polish is not None and since >= period and n_iter < self.max_iter:
                 gain = polish()
-                self.n_newton += 1
                 period = NEWTON_EVERY if gain > 0 else 2 * period
                 since = 0
                 if self.verbose:

@@ -2,48 +2,55 @@
 
 Pattern-wise coordinate descent converges linearly, and slowly where the dual is ill-conditioned:
 the inhibitory machine's pattern Hessian K_ii (I - y_i y_i^T / L) is singular, and with the
-linear kernel on 100 000 points it needs ~15 000 epochs of the shrunk set to reach tol = 0.01
-while only a few hundred variables are still free.  On those variables the dual is a quadratic:
-with F the free variables (0 < alpha < hi) and everything else held, the step d solves
+linear kernel on 100 000 points it needed ~23 000 epochs of the shrunk set to reach tol = 0.01
+while only a few thousand patterns still had free variables.  On those variables the dual is a
+quadratic: with F the free variables (0 < alpha < hi) and everything else held, the step d solves
 
     (Q_FF + lambda I) d = g_F,      Q d = S^T (K + offset 11^T) (S d) M   (pattern by pattern),
 
-g the dual gradient lin - S^T K B (``msvm.fast.patterns`` has S, M and the kinds).  For
-Crammer-Singer a pattern whose budget sum_r alpha_ir = C binds keeps it: d moves in
-sum_{r free} d_ir = 0 there (projected conjugate gradients).  The damping lambda (a fraction
-``DAMPING`` of the mean kernel diagonal) bounds the step along the directions where Q is flat
-(the inhibitory machine's y_i), where the box, not the curvature, decides.  The step is taken as
+g the dual gradient lin - S^T K B (``msvm.fast.patterns`` has S, M and the kinds).  Where every
+S_i is diagonal (one-vs-all, inhibitory, Lee-Lin-Wahba) and the rows are short, the system is
+solved exactly through the d x L weights (Woodbury, ``_diagonal_face_direction``); otherwise by
+conjugate gradients.  For Crammer-Singer a pattern whose budget sum_r alpha_ir = C binds keeps
+it: d moves in sum_{r free} d_ir = 0 there (projected conjugate gradients).  The damping lambda
+(a fraction ``DAMPING`` of the mean kernel diagonal) bounds the step along the directions where
+Q is flat (the inhibitory machine's y_i), where the box, not the curvature, decides.  The step is
 the best of clip(alpha + t d) for t = 1, 1/2, 1/4 (for Crammer-Singer an over-full budget is
-scaled back onto C), and only if it increases the dual -- far from the optimum, where the free
-face is still wrong, it often does not, and the engine then waits longer before the next one;
-its exact gain is computed on the face's patterns alone:
+scaled back onto C), taken only if it increases the dual -- far from the optimum, where the free
+face is still wrong, it often does not, and the engine then waits longer before the next one.
+Its exact gain is computed on the face's patterns alone:
 
     D(alpha + Delta) - D(alpha) = lin . Delta - <Delta Z, K B> - 1/2 <Delta Z, K Delta B>.
 
-The engine's KKT check still decides convergence; a step is an acceleration, never a stopping
-rule.  Only the explicit-weights (linear kernel) path takes these steps: there K_PP v costs
-O(|P| d) through the rows X_P, while a kernel matrix would cost O(|P|^2) per product, about an
-epoch of the shrunk set (measured on digits: the epochs saved did not pay for it).
+This is projected Newton on the free face in the manner of More and Toraldo's GPCG (SIAM J.
+Optim. 1, 1991) and of the truncated Newton method TRON that LIBLINEAR uses for its primal
+problems (Lin and More, SIAM J. Optim. 9, 1999), here on the dual, between coordinate-descent
+epochs.  The engine's KKT check still decides convergence; a step accelerates, it never stops
+the run.  Only the explicit-weights (linear kernel) path takes these steps: there a product with
+K_PP costs O(|P| d) through the rows X_P, while with a kernel matrix it costs O(|P|^2), about an
+epoch of the shrunk set (measured on digits: the epochs saved did not pay for the steps).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from msvm.fast.patterns import CS, LLW, SIGN, output_shift, pattern_transpose
 
 DAMPING = 1e-2  # lambda / mean kernel diagonal (1e-4 let CG run off along flat directions)
 CG_ITERATIONS = 20  # conjugate-gradient iterations per step at most
 CG_REDUCTION = 1e-2  # ... or until the residual has fallen by this factor
+WEIGHT_SPACE_FEATURES = 200  # solve exactly through the weights for at most this many features
 STEP_LENGTHS = (1.0, 0.5, 0.25)  # the best is taken (halving further: more steps accepted for
 # little gain, measured slower: Crammer-Singer 100k 6.5 -> 9.5 s)
 
 
-def face_newton_step(kind, c, lin, hi, y_index, alpha, rows, Wt, w0, offset, kdiag_mean):
+def face_newton_step(kind, c, lin, hi, y_index, alpha, subset, Wt, w0, offset, kdiag_mean):
     """One damped Newton step on the free face; updates ``alpha``, ``Wt`` and ``w0`` (the
     engine's explicit weights (X^T [Z, Z 1])^T and offset 1^T [Z, Z 1]) if the dual increases.
 
-    ``rows(P)`` returns the data rows X_P (dense or CSR).  Returns the gain (0 if none).
+    ``subset(P)`` returns the data rows X_P (dense or CSR).  Returns the gain (0 if none).
     """
     free = (alpha > 0.0) & (alpha < hi)
     P = np.flatnonzero(free.any(axis=1))
@@ -51,7 +58,9 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, rows, Wt, w0, offset, kdi
         return 0.0
     L = alpha.shape[1]
     shift = output_shift(kind, c, L)
-    XP, y, mask, a = rows(P), y_index[P], free[P], alpha[P]
+    XP, y, mask, a = subset(P), y_index[P], free[P], alpha[P]
+    if sp.issparse(XP) and XP.shape[1] > XP.nnz:
+        return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
     sign = pattern_transpose(kind, np.ones_like(a), y) if kind == SIGN else None
 
     def coefficients(d):  # Z = S d, pattern by pattern
@@ -66,13 +75,15 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, rows, Wt, w0, offset, kdi
         KZ = np.asarray(XP @ np.asarray(XP.T @ Z)) + offset * Z.sum(axis=0)
         return KZ - shift * KZ.sum(axis=1, keepdims=True) if shift != 0.0 else KZ
 
-    budget = hi[P].max(axis=1)
-    binding = (a.sum(axis=1) >= budget * (1.0 - 1e-12)) if kind == CS else np.zeros(0, bool)
-    binding_any, counts = binding.any(), np.maximum(mask.sum(axis=1), 1)
+    if kind == CS:  # the budgets sum_r alpha_ir <= C that bind are kept
+        budget = hi[P].max(axis=1)
+        binding = a.sum(axis=1) >= budget * (1.0 - 1e-12)
+        counts = np.maximum(mask.sum(axis=1), 1)
+    keep_budgets = kind == CS and binding.any()
 
     def project(v):  # onto the face: free variables only, binding budgets kept
         v *= mask
-        if binding_any:
+        if keep_budgets:
             v -= np.where(binding, v.sum(axis=1) / counts, 0.0)[:, None]
             v *= mask
         return v
@@ -80,9 +91,14 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, rows, Wt, w0, offset, kdi
     damping = DAMPING * kdiag_mean
     KB = _current_outputs(XP, Wt, w0, shift, L)
     g = project(lin[P] - pattern_transpose(kind, KB, y))
-    d = _conjugate_gradients(
-        lambda v: project(pattern_transpose(kind, outputs(coefficients(v)), y)) + damping * v, g
-    )
+    if kind in (SIGN, LLW) and XP.shape[1] + (offset != 0.0) <= WEIGHT_SPACE_FEATURES:
+        signs = sign if kind == SIGN else -np.ones_like(a)
+        d = _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset)
+    else:
+        d = _conjugate_gradients(
+            lambda v: project(pattern_transpose(kind, outputs(coefficients(v)), y)) + damping * v,
+            g,
+        )
     best, best_alpha = 0.0, None
     for t in STEP_LENGTHS:
         new = np.clip(a + t * d, 0.0, hi[P])
@@ -103,9 +119,60 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, rows, Wt, w0, offset, kdi
 
 
 def _current_outputs(XP, Wt, w0, shift, L):
-    """K B on the rows X_P from the explicit weights of [Z, Z 1]."""
+    """(K + offset 11^T) B on the rows X_P from the explicit weights of [Z, Z 1]."""
     U = np.asarray(XP @ Wt.T) + w0
     return U[:, :L] - shift * U[:, L:] if shift != 0.0 else U
+
+
+def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset):
+    """(Q_FF + damping I)^{-1} g exactly where every S_i is diagonal (``signs``: y_i for the
+    one-vs-all and inhibitory machines, -1 for Lee-Lin-Wahba).
+
+    With R = I - beta 11^T the square root of M = I - shift 11^T, Q = A^T A for the map
+    A d = X_P^T (S d) R from the face to the d x L weights, so by Woodbury
+
+        (lambda I + A^T A)^{-1} g = (g - A^T H^{-1} A g) / lambda,   H = lambda I + A A^T,
+
+    and A A^T W = [G_j (W R)_j]_j R with G_j = sum over the free (i, j) of x_i x_i^T (the offset
+    of K + offset 11^T enters as a constant column of X_P).  H is block-diagonal plus rank 2d:
+    with E = 1 (x) I_d, F = [G_1; ...; G_L] and G_s = sum_j G_j,
+
+        H = D + V C V^T,   D = lambda I + diag(G_j),   V = [E, F],
+        C = [[beta^2 G_s, -beta I], [-beta I, 0]],
+
+    solved by Woodbury once more: L solves with d x d blocks and one 2d x 2d system, O(L d^3)
+    instead of O((L d)^3).  (numpy's LAPACK throughout: scipy.linalg brings a second OpenBLAS
+    whose spinning threads slowed the next epochs fourfold on two cores.)
+    """
+    L = g.shape[1]
+    if offset != 0.0:
+        column = np.full((XP.shape[0], 1), np.sqrt(offset))
+        XP = sp.hstack([XP, column], format="csr") if sp.issparse(XP) else np.hstack([XP, column])
+    width = XP.shape[1]
+    beta = (1.0 - np.sqrt(max(1.0 - shift * L, 0.0))) / L
+    grams = np.empty((L, width, width))
+    for j in range(L):
+        rows = XP[mask[:, j]]
+        product = rows.T @ rows
+        grams[j] = product.toarray() if sp.issparse(product) else product
+    blocks = grams + damping * np.eye(width)
+
+    def solve_D(B):  # D^{-1} B for B of shape (L, width, k), one batched LAPACK call
+        return np.linalg.solve(blocks, B)
+
+    b = (np.asarray(XP.T @ (signs * g)) @ (np.eye(L) - beta)).T[:, :, None]  # A g as (L, d, 1)
+    x = solve_D(b)
+    if beta != 0.0:
+        identity = np.broadcast_to(np.eye(width), (L, width, width))
+        V = np.concatenate([identity, grams], axis=2)  # (L, d, 2d): [E, F] block by block
+        DV = solve_D(V)
+        G_s = grams.sum(axis=0)
+        C_inv = np.block([[np.zeros((width, width)), -np.eye(width) / beta],
+                          [-np.eye(width) / beta, -G_s]])  # fmt: skip
+        inner = C_inv + np.einsum("lai,laj->ij", V, DV)
+        x = x - DV @ np.linalg.solve(inner, np.einsum("lai,la->i", V, x[:, :, 0]))[:, None]
+    W = x[:, :, 0].T @ (np.eye(L) - beta)  # H^{-1} A g, times R
+    return (g - mask * signs * np.asarray(XP @ W)) / damping
 
 
 def _conjugate_gradients(apply, b):
@@ -117,7 +184,10 @@ def _conjugate_gradients(apply, b):
         if rr <= stop:
             break
         Ap = apply(p)
-        step = rr / float(np.vdot(p, Ap))
+        curvature = float(np.vdot(p, Ap))
+        if curvature <= 0.0:  # no damping and a flat face (zero rows): nothing more to find
+            break
+        step = rr / curvature
         x += step * p
         r -= step * Ap
         rr, previous = float(np.vdot(r, r)), rr

@@ -14,6 +14,7 @@ in numba and the least recently used one is evicted.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
@@ -103,9 +104,21 @@ def kernel_diagonal(source, out):
 # The exponential of an RBF Gram matrix is the one pass over it that BLAS does not thread; numpy
 # releases the GIL in ufunc loops, so row blocks are exponentiated on a few threads (the matrix
 # product before it already runs on every core).  Below EXP_THREAD_MIN entries one thread does.
-EXP_THREADS = min(os.cpu_count() or 1, 8)
+_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+EXP_THREADS = min(len(_cores), 8)
 EXP_THREAD_MIN = 1 << 18
 _exp_pool: ThreadPoolExecutor | None = None
+_exp_pool_lock = threading.Lock()
+
+
+def _forget_exp_pool():
+    """After a fork the child has the pool object but none of its threads: start afresh."""
+    global _exp_pool, _exp_pool_lock
+    _exp_pool, _exp_pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_exp_pool)
 
 
 def _threaded_exp(E: np.ndarray) -> np.ndarray:
@@ -119,8 +132,9 @@ def _threaded_exp(E: np.ndarray) -> np.ndarray:
     if n_blocks == 1:
         block(slice(None))
         return E
-    if _exp_pool is None:
-        _exp_pool = ThreadPoolExecutor(EXP_THREADS, thread_name_prefix="msvm-exp")
+    with _exp_pool_lock:
+        if _exp_pool is None:
+            _exp_pool = ThreadPoolExecutor(EXP_THREADS, thread_name_prefix="msvm-exp")
     bounds = np.linspace(0, E.shape[0], n_blocks + 1).astype(int)
     list(_exp_pool.map(block, [slice(bounds[k], bounds[k + 1]) for k in range(n_blocks)]))
     return E

@@ -1,7 +1,11 @@
 """Regressions for bugs found in review: bias bookkeeping, stale state across refits, CSR input
-with duplicate entries, MProt's energy, and the Nystroem default."""
+with duplicate entries, MProt's energy, the Nystroem default, and the Gram's thread pool in a
+forked process."""
 
 from __future__ import annotations
+
+import multiprocessing
+import os
 
 import numpy as np
 import pytest
@@ -10,6 +14,7 @@ from sklearn.exceptions import NotFittedError
 
 from msvm.core import datasets
 from msvm.fast import CrammerSingerSVC, MKPMClassifier, SimplexSVC, WestonWatkinsSVC
+from msvm.fast.kernels import gram
 from msvm.reference import FORMULATIONS, Problem
 
 
@@ -77,3 +82,23 @@ def test_precomputed_sparse_kernel_is_accepted():
     np.testing.assert_allclose(
         sparse.decision_function(sp.csr_matrix(K)), dense.decision_function(K), atol=1e-12
     )
+
+
+def _gram_in_child(X, queue):
+    queue.put(gram(X, "rbf", 0.1, 3, 0.0).sum())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_threaded_gram_in_a_forked_child():
+    """A forked child inherits the parent's thread-pool object but not its threads (it hung)."""
+    X = np.random.default_rng(0).normal(size=(1200, 3))
+    expected = gram(X, "rbf", 0.1, 3, 0.0).sum()  # the parent's pool is now started
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_gram_in_child, args=(X, queue))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the forked child hung")
+    assert queue.get(timeout=5) == pytest.approx(expected, rel=1e-12)
