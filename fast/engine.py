@@ -33,7 +33,7 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from msvm.fast.face_newton import face_newton_step
+from msvm.fast.face_newton import face_newton_step, newton_period
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
     CS,
@@ -382,9 +382,9 @@ SKIP_FRACTION = 0.5
 # benchmark's data).
 SKIP_RELATIVE_KERNEL, SKIP_RELATIVE_LINEAR = 0.35, 0.2
 
-# Newton steps on the free face (explicit weights) every NEWTON_EVERY epochs, the period doubling
-# after each step that found no gain (see DecompositionSolver._run).
-NEWTON_EVERY = 10
+# Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton);
+# tests switch them off to compare arithmetic paths exactly.
+FACE_NEWTON = True
 
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
 # last epoch's largest violation and the skip fraction (see DecompositionSolver._run).
@@ -551,7 +551,7 @@ class DecompositionSolver:
             stacklevel=5,
         )
 
-    def _run(self, epochs, n_patterns, relative, polish=None):
+    def _run(self, epochs, n_patterns, relative, polish=None, every=1):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
         As in LIBLINEAR's Solver_MCSVM_CS, every variable is made active again whenever the
@@ -566,15 +566,15 @@ class DecompositionSolver:
         at a time when ``stop`` or ``verbose`` needs to see each.
 
         ``polish()``, if given, takes a Newton step on the free face (``msvm.fast.face_newton``)
-        and returns its dual gain; it is called every ``period`` epochs, the period
-        NEWTON_EVERY after a step that gained and doubled after one that did not.
+        and returns its dual gain; it is called every ``period`` epochs, the period ``every``
+        after a step that gained and doubled after one that did not.
         """
         active, n_active = np.arange(n_patterns), n_patterns
         schedule = new_schedule(self.tol, self.skip_below, relative)
         shrink_at = 0.0 if self.shrinking else np.inf
         single = self.stop is not None or self.verbose
-        chunk = 1 if single else (NEWTON_EVERY if polish is not None else self.max_iter)
-        period, since = NEWTON_EVERY, 0
+        chunk = 1 if single else (every if polish is not None else self.max_iter)
+        period, since = every, 0
         n_iter = 0
         while n_iter < self.max_iter:
             seed = self.rng.randint(np.iinfo(np.int32).max)
@@ -591,7 +591,7 @@ class DecompositionSolver:
             since += ran
             if polish is not None and since >= period and n_iter < self.max_iter:
                 gain = polish()
-                period = NEWTON_EVERY if gain > 0 else 2 * period
+                period = every if gain > 0 else 2 * period
                 since = 0
                 if self.verbose:
                     print(f"Newton step on the free face: dual gain {gain:.3e}")
@@ -679,4 +679,7 @@ class DecompositionSolver:
             face = (self.kind, self.c, self.lin, self.hi, self.y_index, alpha)
             return face_newton_step(*face, data.subset, Wt, w0, self.offset, kdiag_mean)
 
-        return self._run(epochs, alpha.shape[0], SKIP_RELATIVE_LINEAR, polish)
+        if not FACE_NEWTON:
+            return self._run(epochs, alpha.shape[0], SKIP_RELATIVE_LINEAR)
+        every = newton_period(self.kind, data.X.shape[1] + (self.offset != 0.0))
+        return self._run(epochs, alpha.shape[0], SKIP_RELATIVE_LINEAR, polish, every)

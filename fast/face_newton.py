@@ -42,8 +42,23 @@ DAMPING = 1e-2  # lambda / mean kernel diagonal (1e-4 let CG run off along flat 
 CG_ITERATIONS = 20  # conjugate-gradient iterations per step at most
 CG_REDUCTION = 1e-2  # ... or until the residual has fallen by this factor
 WEIGHT_SPACE_FEATURES = 200  # solve exactly through the weights for at most this many features
+# Epochs between two steps (after a step that gained; doubled after one that did not): a step
+# solved through the weights costs about three epochs of the linear benchmark's shrunk set, one
+# by conjugate gradients about ten (measured there: inhibitory 23.3 -> 19.9 s at 3 instead of 10;
+# Crammer-Singer and Weston-Watkins, by CG, 7.0 -> 8.2 s and 9.8 -> 11.4 s at 3).
+PERIOD_WEIGHT_SPACE, PERIOD_CG = 3, 10
 STEP_LENGTHS = (1.0, 0.5, 0.25)  # the best is taken (halving further: more steps accepted for
 # little gain, measured slower: Crammer-Singer 100k 6.5 -> 9.5 s)
+
+
+def weight_space(kind, n_features) -> bool:
+    """Whether the step is solved exactly through the weights (``_diagonal_face_direction``)."""
+    return kind in (SIGN, LLW) and n_features <= WEIGHT_SPACE_FEATURES
+
+
+def newton_period(kind, n_features) -> int:
+    """Epochs between two steps for this machine and width of the rows (offset column included)."""
+    return PERIOD_WEIGHT_SPACE if weight_space(kind, n_features) else PERIOD_CG
 
 
 def face_newton_step(kind, c, lin, hi, y_index, alpha, subset, Wt, w0, offset, kdiag_mean):
@@ -91,7 +106,7 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, subset, Wt, w0, offset, k
     damping = DAMPING * kdiag_mean
     KB = _current_outputs(XP, Wt, w0, shift, L)
     g = project(lin[P] - pattern_transpose(kind, KB, y))
-    if kind in (SIGN, LLW) and XP.shape[1] + (offset != 0.0) <= WEIGHT_SPACE_FEATURES:
+    if weight_space(kind, XP.shape[1] + (offset != 0.0)):
         signs = sign if kind == SIGN else -np.ones_like(a)
         d = _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset)
     else:

@@ -123,7 +123,7 @@ def test_linear_path_dense_sparse_and_kernel_path_agree(Estimator, monkeypatch):
     # Without the Newton steps on the free face the dense and CSR epochs do the same arithmetic;
     # with them (BLAS for dense rows, scipy's sparse products for CSR) the paths part by rounding
     # and tests/fast/test_face_newton.py compares what they reach.
-    monkeypatch.setattr(engine, "NEWTON_EVERY", 10**9)
+    monkeypatch.setattr(engine, "FACE_NEWTON", False)
     X, y = datasets.load("digits", n_samples=200)
     params = dict(kernel="linear", C=0.1, tol=1e-6, max_iter=100_000)
     dense = Estimator(random_state=0, **params).fit(X, y)
@@ -154,7 +154,7 @@ def test_jit_disabled_gives_the_same_answer(tmp_path):
         "import numpy as np\n"
         "from msvm.core import datasets\n"
         "from msvm.fast import engine\n"
-        "engine.NEWTON_EVERY = 10**9  # the Newton steps amplify last-digit rounding differences\n"
+        "engine.FACE_NEWTON = False  # the Newton steps amplify last-digit rounding differences\n"
         "from msvm.fast import InhibitorySVC, WestonWatkinsSVC\n"
         "X, y = datasets.load('iris', n_samples=30)\n"
         "for E in (InhibitorySVC, WestonWatkinsSVC):\n"
