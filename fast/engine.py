@@ -565,9 +565,11 @@ class DecompositionSolver:
         schedule, shrink_at)`` runs up to n epochs in numba (``kernel_epochs``); they are run one
         at a time when ``stop`` or ``verbose`` needs to see each.
 
-        ``polish()``, if given, takes a Newton step on the free face (``msvm.fast.face_newton``)
-        and returns its dual gain; it is called every ``period`` epochs, the period ``every``
-        after a step that gained and doubled after one that did not.
+        ``polish(patterns)``, if given, takes a Newton step on the free face
+        (``msvm.fast.face_newton``) of the active patterns (every free variable is active:
+        only variables at a bound are set aside) and returns its dual gain; it is called every
+        ``period`` epochs, the period ``every`` after a step that gained and doubled after one
+        that did not.
         """
         active, n_active = np.arange(n_patterns), n_patterns
         schedule = new_schedule(self.tol, self.skip_below, relative)
@@ -590,7 +592,7 @@ class DecompositionSolver:
                 return n_iter, worst
             since += ran
             if polish is not None and since >= period and n_iter < self.max_iter:
-                gain = polish()
+                gain = polish(active[:n_active])
                 period = every if gain > 0 else 2 * period
                 since = 0
                 if self.verbose:
@@ -675,8 +677,8 @@ class DecompositionSolver:
 
         kdiag_mean = float(np.mean(dual[4]))
 
-        def polish():
-            face = (self.kind, self.c, self.lin, self.hi, self.y_index, alpha)
+        def polish(patterns):
+            face = (self.kind, self.c, self.lin, self.hi, self.y_index, alpha, patterns)
             return face_newton_step(*face, data.subset, Wt, w0, self.offset, kdiag_mean)
 
         if not FACE_NEWTON:

@@ -61,19 +61,22 @@ def newton_period(kind, n_features) -> int:
     return PERIOD_WEIGHT_SPACE if weight_space(kind, n_features) else PERIOD_CG
 
 
-def face_newton_step(kind, c, lin, hi, y_index, alpha, subset, Wt, w0, offset, kdiag_mean):
+def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0, offset,
+                     kdiag_mean):  # fmt: skip
     """One damped Newton step on the free face; updates ``alpha``, ``Wt`` and ``w0`` (the
     engine's explicit weights (X^T [Z, Z 1])^T and offset 1^T [Z, Z 1]) if the dual increases.
 
+    ``patterns`` lists the patterns that may hold free variables (the engine's active ones);
     ``subset(P)`` returns the data rows X_P (dense or CSR).  Returns the gain (0 if none).
     """
-    free = (alpha > 0.0) & (alpha < hi)
-    P = np.flatnonzero(free.any(axis=1))
+    patterns = np.asarray(patterns)
+    inside = (alpha[patterns] > 0.0) & (alpha[patterns] < hi[patterns])
+    P = patterns[inside.any(axis=1)]
     if P.size == 0:
         return 0.0
     L = alpha.shape[1]
     shift = output_shift(kind, c, L)
-    XP, y, mask, a = subset(P), y_index[P], free[P], alpha[P]
+    XP, y, mask, a = subset(P), y_index[P], inside[inside.any(axis=1)], alpha[P]
     if sp.issparse(XP) and XP.shape[1] > XP.nnz:
         return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
     sign = pattern_transpose(kind, np.ones_like(a), y) if kind == SIGN else None

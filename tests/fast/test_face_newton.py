@@ -61,8 +61,8 @@ def test_step_gains_what_it_reports_and_keeps_the_weights(Machine, offset, spars
     data = sp.csr_matrix(X) if sparse else X
     before = dual_value(kind, c, lin, alpha, y_index, K)
     kdiag_mean = float(np.mean(np.diag(K)))
-    gain = face_newton_step(kind, c, lin, hi, y_index, alpha, data.__getitem__, Wt, w0, offset,
-                            kdiag_mean)  # fmt: skip
+    state = (kind, c, lin, hi, y_index, alpha, np.arange(alpha.shape[0]))
+    gain = face_newton_step(*state, data.__getitem__, Wt, w0, offset, kdiag_mean)
     after = dual_value(kind, c, lin, alpha, y_index, K)
     assert gain > 1e-6  # a point this far from the optimum: the step must find an ascent
     assert gain == pytest.approx(after - before, rel=1e-9, abs=1e-12)
@@ -84,7 +84,11 @@ def test_no_free_variable_no_step(Machine):
     before = alpha.copy()
     S = state_coef(kind, alpha, y_index, c)
     Wt, w0 = np.ascontiguousarray((X.T @ S).T), np.zeros(S.shape[1])
-    assert face_newton_step(kind, c, lin, hi, y_index, alpha, X.__getitem__, Wt, w0, 0.0, 1.0) == 0
+    everyone = np.arange(alpha.shape[0])
+    step = face_newton_step(
+        kind, c, lin, hi, y_index, alpha, everyone, X.__getitem__, Wt, w0, 0.0, 1.0
+    )
+    assert step == 0
     np.testing.assert_array_equal(alpha, before)
 
 
