@@ -387,14 +387,16 @@ SKIP_RELATIVE_KERNEL, SKIP_RELATIVE_LINEAR = 0.35, 0.2
 FACE_NEWTON = True
 
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
-# last epoch's largest violation and the skip fraction (see DecompositionSolver._run).
-EPS_SHRINK, SKIP, WORST, RELATIVE = 0, 1, 2, 3
+# last epoch's largest violation, the skip fraction, and whether the next epoch starts with every
+# variable active (see DecompositionSolver._run).
+EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE = 0, 1, 2, 3, 4
 
 
 @nb.njit(cache=True)
 def new_schedule(tol, skip_floor, relative):
-    """The schedule at the start of a run: eps_shrink = max(10 tol, 1), no step skipped yet."""
-    return np.array([max(10.0 * tol, 1.0), skip_floor, np.inf, relative])
+    """The schedule at the start of a run: eps_shrink = max(10 tol, 1), no step skipped yet,
+    every variable active."""
+    return np.array([max(10.0 * tol, 1.0), skip_floor, np.inf, relative, 1.0])
 
 
 @nb.njit(cache=True)
@@ -404,13 +406,17 @@ def after_epoch(order, keep, worst, active, n_active, schedule, tol, skip_floor,
     schedule[SKIP] = max(skip_floor, schedule[RELATIVE] * worst)
     schedule[WORST] = worst
     N = active.size
-    if worst <= tol and n_active == N:
+    # Converged only after a pass that began with every variable active: a pass over every
+    # pattern can still have skipped variables set aside inside them in earlier passes.
+    checked_all, schedule[ALL_ACTIVE] = schedule[ALL_ACTIVE] == 1.0, 0.0
+    if worst <= tol and checked_all:
         return True, n_active
     if worst < schedule[EPS_SHRINK] or worst <= tol:  # re-check every variable
         for i in range(N):
             active[i] = i
         activate_all(dual[1], dual[5], dual[6])
         schedule[EPS_SHRINK] = max(schedule[EPS_SHRINK] / 2.0, tol)
+        schedule[ALL_ACTIVE] = 1.0
         return False, N
     kept = 0
     for p in range(order.size):

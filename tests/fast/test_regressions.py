@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
 from msvm.core import datasets
-from msvm.fast import CrammerSingerSVC, MKPMClassifier, SimplexSVC, WestonWatkinsSVC
+from msvm.fast import CrammerSingerSVC, MKPMClassifier, SimplexSVC, WestonWatkinsSVC, engine
 from msvm.fast.kernels import gram
 from msvm.reference import FORMULATIONS, Problem
 
@@ -102,3 +102,20 @@ def test_threaded_gram_in_a_forked_child():
         child.kill()
         pytest.fail("the forked child hung")
     assert queue.get(timeout=5) == pytest.approx(expected, rel=1e-12)
+
+
+def test_no_convergence_without_a_pass_over_every_variable():
+    """A pass that visited every pattern but not every variable (some set aside inside their
+    patterns in earlier passes) must not end the run: it triggers a re-check first."""
+    N, L = 4, 3
+    hi = np.ones((N, L))
+    cls, n_cls = np.zeros((N, L), dtype=np.int64), np.ones(N, dtype=np.int64)  # one of three active
+    dual = (np.zeros((N, L)), hi, np.ones((N, L)), np.zeros(N, np.int64), np.ones(N), cls, n_cls)
+    order, keep, active = np.arange(N), np.ones(N, dtype=np.bool_), np.arange(N)
+    schedule = engine.new_schedule(1e-3, 5e-4, 0.35)
+    schedule[engine.ALL_ACTIVE] = 0.0  # the variables were not all active in this pass
+    converged, count = engine.after_epoch(order, keep, 1e-4, active, N, schedule, 1e-3, 5e-4, dual)
+    assert not converged and count == N
+    np.testing.assert_array_equal(n_cls, L)  # every variable active again
+    converged, _ = engine.after_epoch(order, keep, 1e-4, active, N, schedule, 1e-3, 5e-4, dual)
+    assert converged  # the next pass began with every variable active
