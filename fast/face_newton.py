@@ -77,6 +77,7 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
     L = alpha.shape[1]
     shift = output_shift(kind, c, L)
     XP, y, mask, a = subset(P), y_index[P], inside[inside.any(axis=1)], alpha[P]
+    lin_P, hi_P = lin[P], hi[P]
     if sp.issparse(XP) and XP.shape[1] > XP.nnz:
         return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
     sign = pattern_transpose(kind, np.ones_like(a), y) if kind == SIGN else None
@@ -94,7 +95,7 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
         return KZ - shift * KZ.sum(axis=1, keepdims=True) if shift != 0.0 else KZ
 
     if kind == CS:  # the budgets sum_r alpha_ir <= C that bind are kept
-        budget = hi[P].max(axis=1)
+        budget = hi_P.max(axis=1)
         binding = a.sum(axis=1) >= budget * (1.0 - 1e-12)
         counts = np.maximum(mask.sum(axis=1), 1)
     keep_budgets = kind == CS and binding.any()
@@ -108,7 +109,7 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
 
     damping = DAMPING * kdiag_mean
     KB = _current_outputs(XP, Wt, w0, shift, L)
-    g = project(lin[P] - pattern_transpose(kind, KB, y))
+    g = project(lin_P - pattern_transpose(kind, KB, y))
     if weight_space(kind, XP.shape[1] + (offset != 0.0)):
         signs = sign if kind == SIGN else -np.ones_like(a)
         d = _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset)
@@ -119,11 +120,11 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
         )
     best, best_alpha = 0.0, None
     for t in STEP_LENGTHS:
-        new = np.clip(a + t * d, 0.0, hi[P])
+        new = np.clip(a + t * d, 0.0, hi_P)
         if kind == CS:
             new = _onto_budget(a, new, budget)
         dZ = coefficients(new - a)
-        gain = np.vdot(lin[P], new - a) - np.vdot(dZ, KB) - 0.5 * np.vdot(dZ, outputs(dZ))
+        gain = np.vdot(lin_P, new - a) - np.vdot(dZ, KB) - 0.5 * np.vdot(dZ, outputs(dZ))
         if gain > best:
             best, best_alpha = gain, new
     if best_alpha is None:
@@ -187,8 +188,9 @@ def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset):
         G_s = grams.sum(axis=0)
         C_inv = np.block([[np.zeros((width, width)), -np.eye(width) / beta],
                           [-np.eye(width) / beta, -G_s]])  # fmt: skip
-        inner = C_inv + np.einsum("lai,laj->ij", V, DV)
-        x = x - DV @ np.linalg.solve(inner, np.einsum("lai,la->i", V, x[:, :, 0]))[:, None]
+        V2, DV2 = V.reshape(L * width, 2 * width), DV.reshape(L * width, 2 * width)
+        inner = C_inv + V2.T @ DV2
+        x = x - DV @ np.linalg.solve(inner, V2.T @ x.reshape(L * width))[:, None]
     W = x[:, :, 0].T @ (np.eye(L) - beta)  # H^{-1} A g, times R
     return (g - mask * signs * np.asarray(XP @ W)) / damping
 
