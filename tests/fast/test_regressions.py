@@ -62,9 +62,14 @@ def test_csr_with_duplicate_entries_is_read_as_its_matrix():
     duplicated = sp.csr_matrix(
         (duplicated.data, duplicated.indices, duplicated.indptr), shape=X.shape
     )
-    dense = CrammerSingerSVC(random_state=0).fit(X, y)
-    lru = CrammerSingerSVC(random_state=0, cache_size=0.0003).fit(duplicated, y)
-    assert lru.objective_ == pytest.approx(dense.objective_, rel=1e-9)
+    # The dense Gram (BLAS) and the CSR columns (numba) differ in the last bits, and the
+    # over-relaxed kernel steps let that part the two paths: compare converged solutions (a
+    # misread matrix -- duplicates dropped, say -- changes the objectives at the first digits).
+    params = dict(random_state=0, tol=1e-8, max_iter=100_000)
+    dense = CrammerSingerSVC(**params).fit(X, y)
+    lru = CrammerSingerSVC(cache_size=0.0003, **params).fit(duplicated, y)
+    assert lru.dual_objective_ == pytest.approx(dense.dual_objective_, rel=1e-12)
+    assert lru.objective_ == pytest.approx(dense.objective_, rel=1e-7)
 
 
 def test_nystroem_with_default_components():
@@ -112,7 +117,7 @@ def test_no_convergence_without_a_pass_over_every_variable():
     cls, n_cls = np.zeros((N, L), dtype=np.int64), np.ones(N, dtype=np.int64)  # one of three active
     dual = (np.zeros((N, L)), hi, np.ones((N, L)), np.zeros(N, np.int64), np.ones(N), cls, n_cls)
     order, keep, active = np.arange(N), np.ones(N, dtype=np.bool_), np.arange(N)
-    schedule = engine.new_schedule(1e-3, 5e-4, 0.35)
+    schedule = engine.new_schedule(1e-3, 5e-4, engine.KERNEL_PATH)
     schedule[engine.ALL_ACTIVE] = 0.0  # the variables were not all active in this pass
     converged, count = engine.after_epoch(order, keep, 1e-4, active, N, schedule, 1e-3, 5e-4, dual)
     assert not converged and count == N
