@@ -26,8 +26,8 @@ from sklearn.utils import check_random_state
 from msvm.core.kernels import kernel_matrix, resolve_gamma
 from msvm.fast.base import validate_training_data
 from msvm.fast.engine import (
-    KERNEL_PATH,
     SKIP_FRACTION,
+    WARM_KERNEL_PATH,
     add_column,
     kernel_epochs,
     new_schedule,
@@ -184,7 +184,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         activate_all(fold_hi, cls, n_cls)
         active[:] = np.arange(N)
         fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
-        schedule = new_schedule(tol, skip_below, KERNEL_PATH)
+        schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
         run = (max_iter, seed_i, active, N, schedule, tol, skip_below, 0.0)
         _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift)
