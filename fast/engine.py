@@ -3,7 +3,8 @@
 For each visited pattern i the engine computes the gradient of its active variables from the
 current outputs U_i, sets aside the variables that settled at a bound (LIBLINEAR's
 active_size_i), solves the subproblem of the others exactly (``patterns.box_rank_one``,
-``patterns.budget_rank_one``), and, if they moved, updates the outputs with one kernel column:
+``patterns.budget_rank_one``; with a kernel the step is then over-relaxed, ``over_relax``), and,
+if they moved, updates the outputs with one kernel column:
 U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K [Z, Z 1] rather than
 K B = K Z M: for M = I - s 11^T (inhibitory, Lee-Lin-Wahba) a step would otherwise change every
 class's output, O(N L); the pattern reads its row of K B as U_i[:L] - s U_i[L]
