@@ -71,12 +71,13 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
     """
     patterns = np.asarray(patterns)
     inside = (alpha[patterns] > 0.0) & (alpha[patterns] < hi[patterns])
-    P = patterns[inside.any(axis=1)]
+    has_free = inside.any(axis=1)
+    P = patterns[has_free]
     if P.size == 0:
         return 0.0
     L = alpha.shape[1]
     shift = output_shift(kind, c, L)
-    XP, y, mask, a = subset(P), y_index[P], inside[inside.any(axis=1)], alpha[P]
+    XP, y, mask, a = subset(P), y_index[P], inside[has_free], alpha[P]
     lin_P, hi_P = lin[P], hi[P]
     if sp.issparse(XP) and XP.shape[1] > XP.nnz:
         return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
