@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from msvm.fast.patterns import CS, LLW, SIGN, output_shift, pattern_transpose
+from msvm.fast.patterns import CS, LLW, SIGN, output_shift, pattern_apply, pattern_transpose
 
 DAMPING = 1e-2  # lambda / mean kernel diagonal (1e-4 let CG run off along flat directions)
 CG_ITERATIONS = 20  # conjugate-gradient iterations per step at most
@@ -81,15 +81,9 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
     lin_P, hi_P = lin[P], hi[P]
     if sp.issparse(XP) and XP.shape[1] > XP.nnz:
         return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
-    sign = pattern_transpose(kind, np.ones_like(a), y) if kind == SIGN else None
 
     def coefficients(d):  # Z = S d, pattern by pattern
-        if kind == SIGN:
-            return sign * d
-        Z = -d
-        if kind != LLW:  # S = e_y 1^T - I
-            Z[np.arange(y.size), y] += d.sum(axis=1)
-        return Z
+        return pattern_apply(kind, d, y)
 
     def outputs(Z):  # (K + offset 11^T)_PP Z M, M = I - shift 11^T
         KZ = np.asarray(XP @ np.asarray(XP.T @ Z)) + offset * Z.sum(axis=0)
@@ -112,7 +106,7 @@ def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0,
     KB = _current_outputs(XP, Wt, w0, shift, L)
     g = project(lin_P - pattern_transpose(kind, KB, y))
     if weight_space(kind, XP.shape[1] + (offset != 0.0)):
-        signs = sign if kind == SIGN else -np.ones_like(a)
+        signs = pattern_apply(kind, np.ones_like(a), y)  # the diagonal of S_i
         d = _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset)
     else:
         d = _conjugate_gradients(

@@ -375,21 +375,25 @@ def shrink_variables(kind, n, g, alpha, hi, cls, ci, threshold):
     return n
 
 
+def pattern_apply(kind: int, D: np.ndarray, y_index: np.ndarray) -> np.ndarray:
+    """Row i of the result is S_i d_i (numpy, every row at once): Z = pattern_apply(alpha)."""
+    rows = np.arange(D.shape[0])
+    if kind == SIGN:  # S_i = diag(y_i)
+        Z = -D
+        Z[rows, y_index] = D[rows, y_index]
+    elif kind == LLW:  # S_i = -I
+        Z = -D
+    else:  # S_i = e_y 1^T - I
+        Z = -D
+        Z[rows, y_index] += D.sum(axis=1)
+    return Z
+
+
 def dual_vectors(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float):
     """Z = S alpha and B = Z M for all patterns at once (numpy)."""
-    N, L = alpha.shape
-    if kind == SIGN:
-        Y = -np.ones((N, L))
-        Y[np.arange(N), y_index] = 1.0
-        Z = Y * alpha
-        B = Z - c * Z.sum(axis=1, keepdims=True)
-    elif kind == LLW:
-        Z = -alpha
-        B = Z - Z.sum(axis=1, keepdims=True) / L
-    else:
-        Z = -alpha.copy()
-        Z[np.arange(N), y_index] += alpha.sum(axis=1)
-        B = Z
+    Z = pattern_apply(kind, alpha, y_index)
+    shift = output_shift(kind, c, alpha.shape[1])
+    B = Z - shift * Z.sum(axis=1, keepdims=True) if shift != 0.0 else Z
     return Z, B
 
 
