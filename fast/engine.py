@@ -34,7 +34,7 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from msvm.fast.face_newton import face_newton_step, newton_period
+from msvm.fast.face_newton import DAMPING, FaceNewton, newton_period
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
     CS,
@@ -537,10 +537,6 @@ class LinearData:
             self.sq_norms = np.einsum("ij,ij->i", dense, dense)
         self.X = X
 
-    def subset(self, P):
-        """The rows X_P (dense or CSR)."""
-        return self.X[P]
-
 
 class DecompositionSolver:
     """Pattern-wise dual coordinate descent for one box-constrained multiclass dual.
@@ -723,11 +719,12 @@ class DecompositionSolver:
             args = (data.rows, self.offset, Wt, w0, dual, self.kind, self.c, self.shift)
             return linear_epochs(*run, *args)
 
-        kdiag_mean = float(np.mean(dual[4]))
+        damping = DAMPING * float(np.mean(dual[4]))
+        dual_terms = (self.kind, self.c, self.lin, self.hi, self.y_index)
+        newton = FaceNewton(*dual_terms, data.X, self.offset, damping)
 
         def polish(patterns):
-            face = (self.kind, self.c, self.lin, self.hi, self.y_index, alpha, patterns)
-            return face_newton_step(*face, data.subset, Wt, w0, self.offset, kdiag_mean)
+            return newton.step(alpha, patterns, Wt, w0)
 
         if not FACE_NEWTON:
             return self._run(epochs, alpha.shape[0], LINEAR_PATH)

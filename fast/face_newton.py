@@ -13,14 +13,20 @@ S_i is diagonal (one-vs-all, inhibitory, Lee-Lin-Wahba) and the rows are short, 
 solved exactly through the d x L weights (Woodbury, ``_diagonal_face_direction``); otherwise by
 conjugate gradients.  For Crammer-Singer a pattern whose budget sum_r alpha_ir = C binds keeps
 it: d moves in sum_{r free} d_ir = 0 there (projected conjugate gradients).  The damping lambda
-(a fraction ``DAMPING`` of the mean kernel diagonal) bounds the step along the directions where
-Q is flat (the inhibitory machine's y_i), where the box, not the curvature, decides.  The step is
-the best of clip(alpha + t d) for t = 1, 1/2, 1/4 (for Crammer-Singer an over-full budget is
-scaled back onto C), taken only if it increases the dual -- far from the optimum, where the free
-face is still wrong, it often does not, and the engine then waits longer before the next one.
-Its exact gain is computed on the face's patterns alone:
+(at first a fraction ``DAMPING`` of the mean kernel diagonal) bounds the step along the
+directions where Q is flat, where the box, not the curvature, decides: a face holds far more
+variables than the weights have entries (600 000 against 500 early on the linear benchmark), so
+Q_FF is mostly flat, and there the step is a move that keeps the weights and trades the linear
+term alone.  The step is the best of clip(alpha + t d) for t = 1, 1/2, 1/4 (for Crammer-Singer
+an over-full budget is scaled back onto C), taken only if it increases the dual -- far from the
+optimum, where the free face is still wrong, it often does not, and the engine then waits longer
+before the next one.  With the exact direction lambda follows the lengths taken
+(``next_damping``).  The gain is computed exactly through the weights' change X_P^T Delta Z:
 
-    D(alpha + Delta) - D(alpha) = lin . Delta - <Delta Z, K B> - 1/2 <Delta Z, K Delta B>.
+    D(alpha + Delta) - D(alpha) = lin . Delta - <Delta Z, K B> - 1/2 <Delta Z, K Delta B>,
+    <Delta Z, (X_P X_P^T + offset 11^T) Delta Z M> = <dW, dW M> + offset <dz, dz M>,
+
+dW = X_P^T Delta Z and dz = 1^T Delta Z.
 
 This is projected Newton on the free face in the manner of More and Toraldo's GPCG (SIAM J.
 Optim. 1, 1991) and of the truncated Newton method TRON that LIBLINEAR uses for its primal
@@ -38,7 +44,14 @@ import scipy.sparse as sp
 
 from msvm.fast.patterns import CS, LLW, SIGN, output_shift, pattern_apply, pattern_transpose
 
+GRAM_CHUNK = 4096  # rows gathered at a time for the class Gram matrices (``class_grams``)
 DAMPING = 1e-2  # lambda / mean kernel diagonal (1e-4 let CG run off along flat directions)
+# lambda after a step: scaled so that the length that won would have been ADAPT_CENTRE, times
+# ADAPT_FAIL after a step without gain (``next_damping``).  Measured with the exact direction,
+# inhibitory, 20k / 50k rows of the linear benchmark (median of 4 / 2 seeds): 3.65 -> 3.22 s and
+# 9.9 -> 9.4 s, coordinate steps 3.6M -> 1.3M and 8.6M -> 3.2M, against the fixed lambda; a
+# fixed lambda with lengths down to 1/16 took as few coordinate steps but five products a step.
+ADAPT_FAIL, ADAPT_CENTRE = 8.0, 0.5
 CG_ITERATIONS = 20  # conjugate-gradient iterations per step at most
 CG_REDUCTION = 1e-2  # ... or until the residual has fallen by this factor
 WEIGHT_SPACE_FEATURES = 200  # solve exactly through the weights for at most this many features
@@ -61,75 +74,153 @@ def newton_period(kind, n_features) -> int:
     return PERIOD_WEIGHT_SPACE if weight_space(kind, n_features) else PERIOD_CG
 
 
-def face_newton_step(kind, c, lin, hi, y_index, alpha, patterns, subset, Wt, w0, offset,
-                     kdiag_mean):  # fmt: skip
-    """One damped Newton step on the free face; updates ``alpha``, ``Wt`` and ``w0`` (the
-    engine's explicit weights (X^T [Z, Z 1])^T and offset 1^T [Z, Z 1]) if the dual increases.
+class FaceNewton:
+    """Damped Newton steps on the free face of one dual, with the state carried between steps.
 
-    ``patterns`` lists the patterns that may hold free variables (the engine's active ones);
-    ``subset(P)`` returns the data rows X_P (dense or CSR).  Returns the gain (0 if none).
+    Parameters: the dual (``kind``, ``c``, ``lin``, ``hi``, ``y_index``; ``msvm.fast.patterns``),
+    the training rows X (dense or CSR, as the engine holds them), the ``offset`` of
+    K + offset 11^T, and the initial damping lambda.
+
+    Carried state, for the weight-space direction: lambda, adapted to the step lengths the line
+    search takes (``next_damping``), and the class Gram matrices
+    G_j = sum over the free (i, j) of x_i x_i^T, updated by the rows whose variables entered or
+    left the face since the last step (between two steps a few epochs apart most of the face
+    stays; recomputing G_j was most of a step's cost on the linear benchmark).
     """
-    patterns = np.asarray(patterns)
-    inside = (alpha[patterns] > 0.0) & (alpha[patterns] < hi[patterns])
-    has_free = inside.any(axis=1)
-    P = patterns[has_free]
-    if P.size == 0:
-        return 0.0
-    L = alpha.shape[1]
-    shift = output_shift(kind, c, L)
-    XP, y, mask, a = subset(P), y_index[P], inside[has_free], alpha[P]
-    lin_P, hi_P = lin[P], hi[P]
-    if sp.issparse(XP) and XP.shape[1] > XP.nnz:
-        return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
 
-    def coefficients(d):  # Z = S d, pattern by pattern
-        return pattern_apply(kind, d, y)
+    def __init__(self, kind, c, lin, hi, y_index, X, offset, damping):
+        self.kind, self.c, self.lin, self.hi, self.y_index = kind, c, lin, hi, y_index
+        self.X, self.offset, self.damping = X, offset, damping
+        self.exact = weight_space(kind, X.shape[1] + (offset != 0.0))
+        width = X.shape[1] + (offset != 0.0)
+        self.free = np.zeros(hi.shape, dtype=bool)  # the face G_j was last computed for
+        self.grams = np.zeros((hi.shape[1], width, width))
 
-    def outputs(Z):  # (K + offset 11^T)_PP Z M, M = I - shift 11^T
-        KZ = np.asarray(XP @ np.asarray(XP.T @ Z)) + offset * Z.sum(axis=0)
-        return KZ - shift * KZ.sum(axis=1, keepdims=True) if shift != 0.0 else KZ
+    def rows(self, P):
+        """X_P for sorted P without repeats (X itself for every row)."""
+        return self.X if P.size == self.X.shape[0] else self.X[P]
 
-    if kind == CS:  # the budgets sum_r alpha_ir <= C that bind are kept
-        budget = hi_P.max(axis=1)
-        binding = a.sum(axis=1) >= budget * (1.0 - 1e-12)
-        counts = np.maximum(mask.sum(axis=1), 1)
-    keep_budgets = kind == CS and binding.any()
+    def update_grams(self, free):
+        """G_j for the face ``free`` (N x L), from the rows that changed (or afresh, if cheaper)."""
+        added, removed = free & ~self.free, self.free & ~free
+        if np.count_nonzero(added) + np.count_nonzero(removed) < np.count_nonzero(free):
+            self.grams += class_grams(self.X, added, self.offset)
+            self.grams -= class_grams(self.X, removed, self.offset)
+        else:
+            self.grams = class_grams(self.X, free, self.offset)
+        self.free = free
 
-    def project(v):  # onto the face: free variables only, binding budgets kept
-        v *= mask
-        if keep_budgets:
-            v -= np.where(binding, v.sum(axis=1) / counts, 0.0)[:, None]
+    def step(self, alpha, patterns, Wt, w0):
+        """One damped Newton step on the free face; updates ``alpha``, ``Wt`` and ``w0`` (the
+        engine's explicit weights (X^T [Z, Z 1])^T and offset 1^T [Z, Z 1]) if the dual
+        increases, and adapts the damping.  ``patterns`` lists the patterns that may hold free
+        variables (the engine's active ones, each once).  Returns the gain (0 if none).
+
+        Each product with X_P is a pass over |P| d numbers that BLAS cannot make faster than
+        memory (9 ms at |P| = 100 000, d = 50): when most patterns hold free variables the step
+        works on every row (no copy of X), and the line search takes all its lengths in one
+        product.
+        """
+        kind, offset, hi, L = self.kind, self.offset, self.hi, alpha.shape[1]
+        patterns = np.sort(patterns)  # gathers in memory order
+        a_all, hi_all = alpha[patterns], hi[patterns]
+        inside = (a_all > 0.0) & (a_all < hi_all)
+        has_free = inside.any(axis=1)
+        if not has_free.any():
+            return 0.0
+        N = alpha.shape[0]
+        if 2 * np.count_nonzero(has_free) > N:  # every row, those without free variables masked
+            P, mask = np.arange(N), np.zeros(alpha.shape, dtype=bool)
+            mask[patterns] = inside
+            a, hi_P = alpha.copy(), hi
+        else:
+            P, mask = patterns[has_free], inside[has_free]
+            a, hi_P = a_all[has_free], hi_all[has_free]
+        XP, y, lin_P = self.rows(P), self.y_index[P], self.lin[P]
+        if sp.issparse(XP) and XP.shape[1] > XP.nnz:
+            return 0.0  # very sparse, very wide rows: the dense d x L products would dominate
+        shift = output_shift(kind, self.c, L)
+
+        def coefficients(d):  # Z = S d, pattern by pattern
+            return pattern_apply(kind, d, y)
+
+        if kind == CS:  # the budgets sum_r alpha_ir <= C that bind are kept
+            budget = hi_P.max(axis=1)
+            binding = a.sum(axis=1) >= budget * (1.0 - 1e-12)
+            counts = np.maximum(mask.sum(axis=1), 1)
+        keep_budgets = kind == CS and binding.any()
+
+        def project(v):  # onto the face: free variables only, binding budgets kept
             v *= mask
-        return v
+            if keep_budgets:
+                v -= np.where(binding, v.sum(axis=1) / counts, 0.0)[:, None]
+                v *= mask
+            return v
 
-    damping = DAMPING * kdiag_mean
-    KB = _current_outputs(XP, Wt, w0, shift, L)
-    g = project(lin_P - pattern_transpose(kind, KB, y))
-    if weight_space(kind, XP.shape[1] + (offset != 0.0)):
-        signs = pattern_apply(kind, np.ones_like(a), y)  # the diagonal of S_i
-        d = _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset)
-    else:
-        d = _conjugate_gradients(
-            lambda v: project(pattern_transpose(kind, outputs(coefficients(v)), y)) + damping * v,
-            g,
-        )
-    best, best_alpha = 0.0, None
-    for t in STEP_LENGTHS:
-        new = np.clip(a + t * d, 0.0, hi_P)
-        if kind == CS:
-            new = _onto_budget(a, new, budget)
-        dZ = coefficients(new - a)
-        gain = np.vdot(lin_P, new - a) - np.vdot(dZ, KB) - 0.5 * np.vdot(dZ, outputs(dZ))
-        if gain > best:
-            best, best_alpha = gain, new
-    if best_alpha is None:
-        return 0.0
-    dZ = coefficients(best_alpha - a)
-    dS = np.column_stack([dZ, dZ.sum(axis=1)]) if Wt.shape[0] > L else dZ  # [Z, Z 1]
-    alpha[P] = best_alpha
-    Wt += np.asarray(XP.T @ dS).T
-    w0 += offset * dS.sum(axis=0)
-    return best
+        KB = _current_outputs(XP, Wt, w0, shift, L)
+        g = project(lin_P - pattern_transpose(kind, KB, y))
+        if self.exact:
+            free = np.zeros(alpha.shape, dtype=bool)
+            free[P] = mask
+            self.update_grams(free)
+            signs = pattern_apply(kind, np.ones_like(a), y)  # the diagonal of S_i
+            d = _diagonal_face_direction(g, XP, signs, mask, shift, self.damping, offset,
+                                         self.grams)  # fmt: skip
+        else:
+
+            def outputs(Z):  # (K + offset 11^T)_PP Z M, M = I - shift 11^T
+                KZ = np.asarray(XP @ np.asarray(XP.T @ Z)) + offset * Z.sum(axis=0)
+                return KZ - shift * KZ.sum(axis=1, keepdims=True) if shift != 0.0 else KZ
+
+            d = _conjugate_gradients(
+                lambda v: (
+                    project(pattern_transpose(kind, outputs(coefficients(v)), y)) + self.damping * v
+                ),
+                g,
+            )
+        moves = []  # clip(alpha + t d) - alpha for each length t
+        for t in STEP_LENGTHS:
+            new = np.clip(a + t * d, 0.0, hi_P)
+            moves.append((_onto_budget(a, new, budget) if kind == CS else new) - a)
+        dZs = [coefficients(move) for move in moves]
+        dWs = np.split(np.asarray(XP.T @ np.hstack(dZs)), len(moves), axis=1)  # X_P^T dZ, each
+        best, best_k = 0.0, -1
+        for k, (move, dZ, dW) in enumerate(zip(moves, dZs, dWs, strict=True)):
+            curvature = _m_norm(dW, shift) + offset * _m_norm(dZ.sum(axis=0)[None], shift)
+            gain = np.vdot(lin_P, move) - np.vdot(dZ, KB) - 0.5 * curvature
+            if gain > best:
+                best, best_k = gain, k
+        if self.exact:  # (with conjugate gradients a fixed lambda was faster: CS 100k 7.3 -> 6.6 s)
+            self.damping = next_damping(self.damping, STEP_LENGTHS[best_k] if best_k >= 0 else 0.0)
+        if best_k < 0:
+            return 0.0
+        new, dW, dz = a + moves[best_k], dWs[best_k], dZs[best_k].sum(axis=0)
+        alpha[P] = new
+        if Wt.shape[0] > L:  # [Z, Z 1]: the sum column too
+            dW, dz = np.column_stack([dW, dW.sum(axis=1)]), np.append(dz, dz.sum())
+        Wt += dW.T
+        w0 += offset * dz
+        return best
+
+
+def next_damping(damping, t):
+    """The damping for the next step after one whose best length was t (0: none gained).
+
+    The face has far more variables than the weights have entries, so Q_FF is mostly flat and
+    the direction is dominated by its flat part, which scales as 1 / lambda (on the linear
+    benchmark a step with 4 lambda at t = 1 gained exactly what one with lambda gained at
+    t = 1/4).  lambda is rescaled so that the length that won would have been ADAPT_CENTRE,
+    the middle of the line search, and multiplied by ADAPT_FAIL after a step without gain
+    (Levenberg-Marquardt's rule, with the line search as the test).
+    """
+    if t == 0.0:
+        return damping * ADAPT_FAIL
+    return damping * (ADAPT_CENTRE / t)
+
+
+def _m_norm(W, shift):
+    """<W, W M> for M = I - shift 11^T (the weights' part of <dZ, K dZ M>)."""
+    return float(np.vdot(W, W) - shift * np.vdot(W.sum(axis=1), W.sum(axis=1)))
 
 
 def _current_outputs(XP, Wt, w0, shift, L):
@@ -138,7 +229,7 @@ def _current_outputs(XP, Wt, w0, shift, L):
     return U[:, :L] - shift * U[:, L:] if shift != 0.0 else U
 
 
-def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset):
+def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset, grams):
     """(Q_FF + damping I)^{-1} g exactly where every S_i is diagonal (``signs``: y_i for the
     one-vs-all and inhibitory machines, -1 for Lee-Lin-Wahba).
 
@@ -160,26 +251,16 @@ def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset):
     """
     L = g.shape[1]
     if offset != 0.0:
-        column = np.full((XP.shape[0], 1), np.sqrt(offset))
-        XP = sp.hstack([XP, column], format="csr") if sp.issparse(XP) else np.hstack([XP, column])
+        XP = _with_constant(XP, np.sqrt(offset))
     width = XP.shape[1]
     beta = (1.0 - np.sqrt(max(1.0 - shift * L, 0.0))) / L
-    grams = np.empty((L, width, width))
-    for j in range(L):
-        rows = XP[mask[:, j]]
-        product = rows.T @ rows
-        grams[j] = product.toarray() if sp.issparse(product) else product
-    blocks = grams + damping * np.eye(width)
-
-    def solve_D(B):  # D^{-1} B for B of shape (L, width, k), one batched LAPACK call
-        return np.linalg.solve(blocks, B)
-
+    D_inv = np.linalg.inv(grams + damping * np.eye(width))  # D^{-1}, block by block (SPD)
     b = (np.asarray(XP.T @ (signs * g)) @ (np.eye(L) - beta)).T[:, :, None]  # A g as (L, d, 1)
-    x = solve_D(b)
+    x = D_inv @ b
     if beta != 0.0:
         identity = np.broadcast_to(np.eye(width), (L, width, width))
         V = np.concatenate([identity, grams], axis=2)  # (L, d, 2d): [E, F] block by block
-        DV = solve_D(V)
+        DV = np.concatenate([D_inv, D_inv @ grams], axis=2)
         G_s = grams.sum(axis=0)
         C_inv = np.block([[np.zeros((width, width)), -np.eye(width) / beta],
                           [-np.eye(width) / beta, -G_s]])  # fmt: skip
@@ -188,6 +269,30 @@ def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset):
         x = x - DV @ np.linalg.solve(inner, V2.T @ x.reshape(L * width))[:, None]
     W = x[:, :, 0].T @ (np.eye(L) - beta)  # H^{-1} A g, times R
     return (g - mask * signs * np.asarray(XP @ W)) / damping
+
+
+def _with_constant(X, value):
+    """[X, value 1]: the rows with a constant appended (the offset of K + offset 11^T)."""
+    column = np.full((X.shape[0], 1), value)
+    return sp.hstack([X, column], format="csr") if sp.issparse(X) else np.hstack([X, column])
+
+
+def class_grams(X, mask, offset):
+    """G_j = sum over the (i, j) in ``mask`` of x_i x_i^T for every class j, x_i row i of X with
+    a constant sqrt(offset) appended when offset != 0.  The rows are gathered GRAM_CHUNK at a
+    time: gathering them all at once took hundreds of MB early in a run (600 000 free variables
+    on the linear benchmark), page-faulted in afresh on every step."""
+    L, width = mask.shape[1], X.shape[1] + (offset != 0.0)
+    grams = np.zeros((L, width, width))
+    for j in range(L):
+        rows = np.flatnonzero(mask[:, j])
+        for start in range(0, rows.size, GRAM_CHUNK):
+            block = X[rows[start : start + GRAM_CHUNK]]
+            if offset != 0.0:
+                block = _with_constant(block, np.sqrt(offset))
+            product = block.T @ block
+            grams[j] += product.toarray() if sp.issparse(product) else product
+    return grams
 
 
 def _conjugate_gradients(apply, b):

@@ -15,7 +15,7 @@ from msvm.fast import (
     engine,
     face_newton,
 )
-from msvm.fast.face_newton import face_newton_step
+from msvm.fast.face_newton import FaceNewton, class_grams
 from msvm.fast.patterns import CS, dual_vectors, output_shift, state_coef
 
 MACHINES = [InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, CrammerSingerSVC]
@@ -49,10 +49,12 @@ def interior_state(Machine, seed, n=80, d=4, L=4):
 @pytest.mark.parametrize("Machine", MACHINES)
 @pytest.mark.parametrize("offset", [0.0, 0.7])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_step_gains_what_it_reports_and_keeps_the_weights(Machine, offset, sparse, monkeypatch):
+@pytest.mark.parametrize("rows", ["all", "some"])
+def test_step_gains_what_it_reports_and_keeps_the_weights(Machine, offset, sparse, rows):
     # Far from the optimum (a random point) the default damping's step is mostly clipped away;
     # a heavier damping makes it a sure ascent, and the bookkeeping is what is tested here.
-    monkeypatch.setattr(face_newton, "DAMPING", 1.0)
+    # "all": most patterns hold free variables and the step works on every row; "some": a
+    # third of the patterns are offered, and the step works on the rows X_P.
     X, y_index, kind, c, lin, hi, alpha = interior_state(Machine, seed=3)
     L = alpha.shape[1]
     K = X @ X.T + offset
@@ -60,10 +62,15 @@ def test_step_gains_what_it_reports_and_keeps_the_weights(Machine, offset, spars
     Wt, w0 = np.ascontiguousarray((X.T @ S).T), offset * S.sum(axis=0)
     data = sp.csr_matrix(X) if sparse else X
     before = dual_value(kind, c, lin, alpha, y_index, K)
-    kdiag_mean = float(np.mean(np.diag(K)))
-    state = (kind, c, lin, hi, y_index, alpha, np.arange(alpha.shape[0]))
-    gain = face_newton_step(*state, data.__getitem__, Wt, w0, offset, kdiag_mean)
+    damping = float(np.mean(np.diag(K)))
+    n = alpha.shape[0]
+    patterns = np.arange(n) if rows == "all" else np.random.default_rng(0).permutation(n)[: n // 3]
+    untouched = np.setdiff1d(np.arange(n), patterns)
+    alpha_untouched = alpha[untouched].copy()
+    newton = FaceNewton(kind, c, lin, hi, y_index, data, offset, damping)
+    gain = newton.step(alpha, patterns, Wt, w0)
     after = dual_value(kind, c, lin, alpha, y_index, K)
+    np.testing.assert_array_equal(alpha[untouched], alpha_untouched)
     assert gain > 1e-6  # a point this far from the optimum: the step must find an ascent
     assert gain == pytest.approx(after - before, rel=1e-9, abs=1e-12)
     assert np.all(alpha >= 0.0) and np.all(alpha <= hi)
@@ -85,10 +92,8 @@ def test_no_free_variable_no_step(Machine):
     S = state_coef(kind, alpha, y_index, c)
     Wt, w0 = np.ascontiguousarray((X.T @ S).T), np.zeros(S.shape[1])
     everyone = np.arange(alpha.shape[0])
-    step = face_newton_step(
-        kind, c, lin, hi, y_index, alpha, everyone, X.__getitem__, Wt, w0, 0.0, 1.0
-    )
-    assert step == 0
+    step = FaceNewton(kind, c, lin, hi, y_index, X, 0.0, 1.0).step(alpha, everyone, Wt, w0)
+    assert step == 0.0
     np.testing.assert_array_equal(alpha, before)
 
 
@@ -98,11 +103,12 @@ def test_linear_path_with_face_steps_reaches_the_kernel_path_optimum(Machine, mo
     (without) solve the same dual: equal objectives at a tight tolerance."""
     gains = []
 
-    def counted(*args):
-        gains.append(face_newton_step(*args))
-        return gains[-1]
+    class Counted(FaceNewton):
+        def step(self, *args):
+            gains.append(super().step(*args))
+            return gains[-1]
 
-    monkeypatch.setattr(engine, "face_newton_step", counted)
+    monkeypatch.setattr(engine, "FaceNewton", Counted)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 5))
     y = np.argmax(X[:, :4] + 0.8 * rng.normal(size=(300, 4)), axis=1)  # noisy: many margin errors
@@ -152,6 +158,38 @@ def test_weight_space_direction_solves_the_damped_face_system(shift, offset, spa
     )
     expected = np.linalg.solve(Q + 0.3 * np.eye(len(free)), g[mask])
     data = sp.csr_matrix(X) if sparse else X
-    direction = face_newton._diagonal_face_direction(g, data, signs, mask, shift, 0.3, offset)
+    grams = class_grams(data, mask, offset)
+    direction = face_newton._diagonal_face_direction(
+        g, data, signs, mask, shift, 0.3, offset, grams
+    )
     np.testing.assert_allclose(direction[mask], expected, atol=1e-10)
     assert np.all(direction[~mask] == 0.0)
+
+
+@pytest.mark.parametrize("offset", [0.0, 0.7])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_class_grams_follow_the_face_by_its_changes(offset, sparse, monkeypatch):
+    """Updated by the rows that entered or left the face (a small change) or afresh (a large
+    one), G_j is sum over the free (i, j) of [x_i, sqrt(offset)] [x_i, sqrt(offset)]^T."""
+    monkeypatch.setattr(face_newton, "GRAM_CHUNK", 7)  # several chunks per class
+    rng = np.random.default_rng(1)
+    n, d, L = 60, 3, 4
+    X = rng.normal(size=(n, d))
+    data = sp.csr_matrix(X) if sparse else X
+    rows = np.hstack([X, np.full((n, 1), np.sqrt(offset))]) if offset else X
+    newton = FaceNewton(0, 0.0, np.zeros((n, L)), np.ones((n, L)), np.zeros(n, int), data,
+                        offset, 1.0)  # fmt: skip
+    free = rng.random((n, L)) < 0.5
+    for flip in (0.5, 0.05, 0.05, 0.9):  # afresh, by changes, by changes, afresh
+        free = free ^ (rng.random((n, L)) < flip)
+        newton.update_grams(free)
+        expected = [rows[free[:, j]].T @ rows[free[:, j]] for j in range(L)]
+        np.testing.assert_allclose(newton.grams, expected, atol=1e-12)
+
+
+def test_damping_follows_the_step_length():
+    """Centred on the length that won; raised after a step without gain."""
+    centre, adapt = face_newton.ADAPT_CENTRE, face_newton.next_damping
+    assert adapt(2.0, centre) == 2.0
+    assert adapt(2.0, 2 * centre) < 2.0 < adapt(2.0, centre / 2)
+    assert adapt(2.0, 0.0) == 2.0 * face_newton.ADAPT_FAIL
