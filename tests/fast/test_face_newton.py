@@ -158,7 +158,7 @@ def test_weight_space_direction_solves_the_damped_face_system(shift, offset, spa
     )
     expected = np.linalg.solve(Q + 0.3 * np.eye(len(free)), g[mask])
     data = sp.csr_matrix(X) if sparse else X
-    grams = class_grams(data, mask, offset)
+    grams = class_grams(data, *np.nonzero(mask), L, offset)
     direction = face_newton._diagonal_face_direction(
         g, data, signs, mask, shift, 0.3, offset, grams
     )
@@ -180,9 +180,13 @@ def test_class_grams_follow_the_face_by_its_changes(offset, sparse, monkeypatch)
     newton = FaceNewton(0, 0.0, np.zeros((n, L)), np.ones((n, L)), np.zeros(n, int), data,
                         offset, 1.0)  # fmt: skip
     free = rng.random((n, L)) < 0.5
-    for flip in (0.5, 0.05, 0.05, 0.9):  # afresh, by changes, by changes, afresh
-        free = free ^ (rng.random((n, L)) < flip)
-        newton.update_grams(free)
+    for flip in (0.5, 0.05, 0.05, "rows leave", 0.9):  # afresh, changes, changes, changes, afresh
+        if flip == "rows leave":
+            free[:20] = False
+        else:
+            free = free ^ (rng.random((n, L)) < flip)
+        rows_free = np.flatnonzero(free.any(axis=1))
+        newton.update_grams(rows_free, free[rows_free])
         expected = [rows[free[:, j]].T @ rows[free[:, j]] for j in range(L)]
         np.testing.assert_allclose(newton.grams, expected, atol=1e-12)
 
