@@ -45,11 +45,14 @@ from msvm.fast.patterns import (
     gather_row,
     hessian_structure,
     output_shift,
+    outputs_of_state,
     pattern_gradient,
+    pattern_transpose,
     pattern_violation,
     separable,
     shrink_variables,
     state_change,
+    state_coef,
     state_width,
 )
 from msvm.fast.separable import class_signs, solve_class
@@ -425,6 +428,15 @@ KERNEL_PATH, WARM_KERNEL_PATH, LINEAR_PATH = (0.35, 1.5), (0.35, 1.0), (0.2, 1.0
 # tests switch them off to compare arithmetic paths exactly.
 FACE_NEWTON = True
 
+# A cold explicit-weights run on at least SEED_MIN_ROWS patterns of a box-constrained dual starts
+# from a subsample's solution (``DecompositionSolver._seed``): SEED_FRACTION of the patterns,
+# with C scaled by 1 / SEED_FRACTION so that the weights balance the same loss, solved to a KKT
+# violation of SEED_TOL; every variable whose gradient at those weights points up starts at its
+# upper bound, the others at 0.  On the linear benchmark (100 000 rows, inhibitory) 73 % of the
+# optimum's variables sit at C, and the seeded start took 10.3-10.7 s in all against ~18 s from
+# 0 (fractions 0.05 and 0.1, SEED_TOL 0.5; 0.1 at 0.1: 13.3 s, the subsample's own solve 4.7 s).
+SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL = 20_000, 0.1, 0.5
+
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
 # last epoch's largest violation, the skip fraction, whether the next epoch starts with every
 # variable active, and the relaxation (see DecompositionSolver._run).
@@ -536,6 +548,10 @@ class LinearData:
             self.rows = (dense, np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64))
             self.sq_norms = np.einsum("ij,ij->i", dense, dense)
         self.X = X
+
+    def subset(self, P):
+        """The rows X_P (dense or CSR)."""
+        return self.X[P]
 
 
 class DecompositionSolver:
@@ -707,10 +723,43 @@ class DecompositionSolver:
 
         return self._run(epochs, alpha.shape[0], KERNEL_PATH)
 
+    def _seed(self, data: LinearData, alpha, W, w0):
+        """Start from a subsample's solution (see SEED_FRACTION): alpha at hi where the dual
+        gradient at the subsample's weights is positive, else 0; W and w0 to match."""
+        N, L = alpha.shape
+        sub = np.sort(self.rng.choice(N, int(SEED_FRACTION * N), replace=False))
+        seed_solver = DecompositionSolver(
+            self.kind,
+            self.c,
+            self.lin[sub],
+            self.hi[sub] / SEED_FRACTION,
+            self.y_index[sub],
+            tol=max(self.tol, SEED_TOL),
+            max_iter=self.max_iter,
+            shrinking=self.shrinking,
+            random_state=self.rng,
+            offset=self.offset,
+        )
+        W_sub, w0_sub = np.zeros(W.shape, order="F"), np.zeros_like(w0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # a start, not an answer
+            seed_solver.solve_linear(LinearData(data.subset(sub)), np.zeros((sub.size, L)),
+                                     W_sub, w0_sub)  # fmt: skip
+        self.n_steps += seed_solver.n_steps
+        KB = outputs_of_state(np.asarray(data.X @ W_sub) + w0_sub, self.kind, self.c, L)
+        gradient = self.lin - pattern_transpose(self.kind, KB, self.y_index)
+        alpha[:] = np.where(gradient > 0.0, self.hi, 0.0)
+        S = state_coef(self.kind, alpha, self.y_index, self.c)
+        W[:] = np.asarray(data.X.T @ S)
+        w0[:] = self.offset * S.sum(axis=0)
+
     def solve_linear(self, data: LinearData, alpha, W, w0):
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
-        ``w0 = offset 1^T [Z, Z 1]`` are updated."""
+        ``w0 = offset 1^T [Z, Z 1]`` are updated.  A cold run (alpha = 0) on many patterns of a
+        box-constrained dual starts from a subsample's solution (``_seed``)."""
         self._check_width(W.shape[1])
+        if self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS and not alpha.any():
+            self._seed(data, alpha, W, w0)
         dual = self._dual(alpha, data.sq_norms + self.offset)
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class
 

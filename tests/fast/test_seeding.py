@@ -1,0 +1,70 @@
+"""A cold explicit-weights run on many patterns starts from a subsample's solution
+(DecompositionSolver._seed): it must reach the optimum of the cold run from 0, reproducibly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    OneVsAllSVC,
+    WestonWatkinsSVC,
+    engine,
+)
+
+BOX_MACHINES = [InhibitorySVC, OneVsAllSVC, LeeLinWahbaSVC, WestonWatkinsSVC]
+
+
+def noisy_problem():
+    """Overlapping classes: many variables end at C, the case the seed is for."""
+    return make_classification(
+        n_samples=900, n_features=6, n_informative=5, n_redundant=0, n_classes=4,
+        class_sep=0.8, random_state=0,
+    )  # fmt: skip
+
+
+def fit(Machine, X, y, seeded, monkeypatch, **params):
+    calls = []
+    original = engine.DecompositionSolver._seed
+
+    def counted(self, *args):
+        calls.append(self.kind)
+        return original(self, *args)
+
+    monkeypatch.setattr(engine.DecompositionSolver, "_seed", counted)
+    monkeypatch.setattr(engine, "SEED_MIN_ROWS", 300 if seeded else 10**9)
+    params = dict(kernel="linear", C=0.5, tol=1e-6, max_iter=100_000, random_state=0) | params
+    return Machine(**params).fit(X, y), calls
+
+
+@pytest.mark.parametrize("Machine", BOX_MACHINES)
+def test_seeded_start_reaches_the_cold_optimum(Machine, monkeypatch):
+    X, y = noisy_problem()
+    seeded, calls = fit(Machine, X, y, True, monkeypatch)
+    cold, no_calls = fit(Machine, X, y, False, monkeypatch)
+    assert calls and not no_calls
+    assert seeded.objective_ == pytest.approx(cold.objective_, rel=1e-7)
+    assert seeded.dual_objective_ == pytest.approx(cold.dual_objective_, rel=1e-7)
+    assert np.mean(seeded.predict(X) == cold.predict(X)) > 0.99
+
+
+@pytest.mark.parametrize("Machine", BOX_MACHINES)
+def test_seeded_start_is_reproducible(Machine, monkeypatch):
+    X, y = noisy_problem()
+    first, _ = fit(Machine, X, y, True, monkeypatch, tol=1e-2)
+    second, _ = fit(Machine, X, y, True, monkeypatch, tol=1e-2)
+    np.testing.assert_array_equal(first.dual_coef_, second.dual_coef_)
+
+
+def test_no_seed_for_budgets_or_warm_starts(monkeypatch):
+    """Crammer-Singer's budget sum_r alpha_ir <= C is not a box; a warm start keeps its alpha."""
+    X, y = noisy_problem()
+    _, calls = fit(CrammerSingerSVC, X, y, True, monkeypatch, tol=1e-2)
+    assert not calls
+    model, calls = fit(InhibitorySVC, X, y, True, monkeypatch, tol=1e-2, warm_start=True)
+    model.set_params(C=0.6).fit(X, y)
+    assert len(calls) == 1  # the first, cold fit only
