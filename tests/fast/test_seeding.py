@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import make_classification
 
 from msvm.fast import (
@@ -42,14 +43,26 @@ def fit(Machine, X, y, seeded, monkeypatch, **params):
 
 
 @pytest.mark.parametrize("Machine", BOX_MACHINES)
-def test_seeded_start_reaches_the_cold_optimum(Machine, monkeypatch):
+@pytest.mark.parametrize("sparse", [False, True])
+def test_seeded_start_reaches_the_cold_optimum(Machine, sparse, monkeypatch):
     X, y = noisy_problem()
+    X = sp.csr_matrix(X) if sparse else X
     seeded, calls = fit(Machine, X, y, True, monkeypatch)
     cold, no_calls = fit(Machine, X, y, False, monkeypatch)
     assert calls and not no_calls
     assert seeded.objective_ == pytest.approx(cold.objective_, rel=1e-7)
     assert seeded.dual_objective_ == pytest.approx(cold.dual_objective_, rel=1e-7)
     assert np.mean(seeded.predict(X) == cold.predict(X)) > 0.99
+
+
+def test_seeded_start_with_a_bias_reaches_the_cold_optimum(monkeypatch):
+    """Weston-Watkins with biases (augmented-Lagrangian rounds): the first round is seeded."""
+    X, y = noisy_problem()
+    seeded, calls = fit(WestonWatkinsSVC, X, y, True, monkeypatch, fit_intercept=True)
+    cold, _ = fit(WestonWatkinsSVC, X, y, False, monkeypatch, fit_intercept=True)
+    assert len(calls) == 1
+    assert seeded.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+    np.testing.assert_allclose(seeded.intercept_, cold.intercept_, atol=1e-4)
 
 
 @pytest.mark.parametrize("Machine", BOX_MACHINES)
