@@ -100,8 +100,8 @@ class FaceNewton:
     def __init__(self, kind, c, lin, hi, y_index, X, offset, damping):
         self.kind, self.c, self.lin, self.hi, self.y_index = kind, c, lin, hi, y_index
         self.X, self.offset, self.damping = X, offset, damping
-        self.exact = weight_space(kind, X.shape[1] + (offset != 0.0))
-        width = X.shape[1] + (offset != 0.0)
+        width = X.shape[1] + (offset != 0.0)  # the offset enters as a constant column
+        self.exact = weight_space(kind, width)
         # the face G_j was last computed for: its rows (sorted) and their free variables
         self.face_rows, self.face_mask = np.empty(0, np.int64), np.empty((0, hi.shape[1]), bool)
         self.grams = np.zeros((hi.shape[1], width, width))
