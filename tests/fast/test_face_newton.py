@@ -197,3 +197,71 @@ def test_damping_follows_the_step_length():
     assert adapt(2.0, centre) == 2.0
     assert adapt(2.0, 2 * centre) < 2.0 < adapt(2.0, centre / 2)
     assert adapt(2.0, 0.0) == 2.0 * face_newton.ADAPT_FAIL
+
+
+def test_a_binding_budget_keeps_its_move_whatever_the_rounding():
+    """A Crammer-Singer row on its budget (sum alpha = C) whose direction sums to 0 only up to
+    rounding (+2.5e-16 or -2.2e-16, the directions of the same state in the two modes below):
+    the move is the direction itself either way.  (Scaling the whole move back onto the budget
+    dropped it when the residue was positive; found in review.)"""
+    a = np.array([[0.16567590186375158, 0.1323885336398295, 0.0, 0.40193556449641893]])
+    hi, budget, L = np.array([[0.7, 0.7, 0.0, 0.7]]), np.array([0.7]), 4
+    for d in (
+        [0.05958819477274529, 0.0952421933235451, 0.0, -0.15483038809629013],
+        [0.05958819477274525, 0.09524219332354504, 0.0, -0.15483038809629052],
+    ):
+        d = np.array([d])
+        moves, dZ = np.empty((3, 1, L)), np.empty((1, 3 * L))
+        zeros = np.zeros((1, L))
+        lengths = np.array([1.0, 0.5, 0.25])
+        face_newton.line_moves(CS, a, d, hi, np.array([2]), zeros, zeros, budget, lengths, moves,
+                               dZ)  # fmt: skip
+        for k, t in enumerate(lengths):
+            np.testing.assert_allclose(moves[k], t * d, atol=1e-15)
+            assert (a + moves[k]).sum() <= 0.7 + 1e-15
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_every_row_and_rows_of_a_subset_take_the_same_steps(Machine, sparse):
+    """The same state stepped on every row (most hold free variables) and as a subset (padded
+    with as many rows at alpha = 0 plus one, so that fewer than half hold free variables): equal
+    dual variables, weights and gains over three steps."""
+    X, y_index, kind, c, lin, hi, alpha = interior_state(Machine, seed=5)
+    n, L = alpha.shape
+    rng = np.random.default_rng(5)
+    X_pad = np.vstack([X, rng.normal(size=(n + 1, X.shape[1]))])
+    y_pad = np.concatenate([y_index, rng.integers(0, L, n + 1)])
+    lin_pad, free_pad = Machine()._dual_terms(y_pad, L)
+    hi_pad = np.vstack([hi, 0.7 * free_pad[n:]])
+    order = rng.permutation(n)
+    results = []
+    for rows, ys, lins, his, patterns in (
+        (X, y_index, lin, hi, order),
+        (X_pad, y_pad, lin_pad, hi_pad, np.concatenate([order, n + np.arange(n + 1)])),
+    ):
+        a = np.vstack([alpha, np.zeros((rows.shape[0] - n, L))])
+        S = state_coef(kind, a, ys, c)
+        Wt, w0 = np.ascontiguousarray((rows.T @ S).T), 0.7 * S.sum(axis=0)
+        data = sp.csr_matrix(rows) if sparse else rows
+        newton = FaceNewton(kind, c, lins, his, ys, data, 0.7, 2.0)
+        gains = [newton.step(a, patterns, Wt, w0) for _ in range(3)]
+        results.append((a[:n], Wt, w0, gains))
+    (a1, W1, z1, g1), (a2, W2, z2, g2) = results
+    assert max(g1) > 0.0
+    np.testing.assert_allclose(a1, a2, atol=1e-9)
+    np.testing.assert_allclose(W1, W2, atol=1e-9)
+    np.testing.assert_allclose(z1, z2, atol=1e-9)
+    np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
+
+
+def test_damping_never_falls_below_its_floor():
+    """However often the longest length wins, lambda stays above DAMPING_FLOOR times its start
+    (at 0 the block solve is singular where a class has no free variable)."""
+    X, y_index, kind, c, lin, hi, alpha = interior_state(InhibitorySVC, seed=3)
+    S = state_coef(kind, alpha, y_index, c)
+    Wt, w0 = np.ascontiguousarray((X.T @ S).T), np.zeros(S.shape[1])
+    newton = FaceNewton(kind, c, lin, hi, y_index, X, 0.0, 1.0)
+    newton.damping = 1e-30
+    newton.step(alpha, np.arange(alpha.shape[0]), Wt, w0)
+    assert newton.damping >= face_newton.DAMPING_FLOOR

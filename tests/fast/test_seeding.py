@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
 
 from msvm.fast import (
     CrammerSingerSVC,
@@ -81,3 +84,23 @@ def test_no_seed_for_budgets_or_warm_starts(monkeypatch):
     model, calls = fit(InhibitorySVC, X, y, True, monkeypatch, tol=1e-2, warm_start=True)
     model.set_params(C=0.6).fit(X, y)
     assert len(calls) == 1  # the first, cold fit only
+
+
+def test_short_runs_start_from_zero(monkeypatch):
+    """The seed pays off over a long run only: fewer than SEED_MIN_EPOCHS epochs start at 0."""
+    X, y = noisy_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # a short run: not the point here
+        _, calls = fit(InhibitorySVC, X, y, True, monkeypatch, tol=1e-2,
+                       max_iter=engine.SEED_MIN_EPOCHS - 1)  # fmt: skip
+    assert not calls
+
+
+def test_the_subsample_run_does_not_warn(monkeypatch):
+    """The subsample's run is a start, not an answer: stopped by max_iter, it stays quiet."""
+    monkeypatch.setattr(engine, "SEED_TOL", 0.0)  # the subsample's run cannot converge
+    X, y = noisy_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model, calls = fit(InhibitorySVC, X, y, True, monkeypatch, tol=1e-2, max_iter=300)
+    assert calls and model.kkt_violation_ <= 1e-2
