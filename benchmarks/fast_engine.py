@@ -98,7 +98,10 @@ def part_reference(sizes=(200, 400, 800)):
 def part_svc(repeats=15):
     """Each estimator's fits alternate with SVC's (after one warm-up fit of each), and the ratio
     is of the medians over those pairs: a drift of the shared machine's speed during the run then
-    affects both sides alike (timing SVC once and the estimators one after another did not)."""
+    affects both sides alike (timing SVC once and the estimators one after another did not).  Fit
+    k uses random_state=k: the visiting order decides the number of steps (Crammer-Singer on
+    digits: 6 180-6 990 over 25 seeds, seed 0 near the top at 6 952), so the median over seeds is
+    the typical fit, where one fixed seed measured one path.  The test accuracy is seed 0's."""
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
@@ -118,9 +121,9 @@ def part_svc(repeats=15):
     ):
         clf = Estimator(random_state=0).fit(Xtr, ytr)
         ours, theirs = [], []
-        for _ in range(repeats):
+        for seed in range(repeats):
             theirs.append(timed(lambda: SVC().fit(Xtr, ytr))[1])
-            ours.append(timed(lambda E=Estimator: E(random_state=0).fit(Xtr, ytr))[1])
+            ours.append(timed(lambda E=Estimator, s=seed: E(random_state=s).fit(Xtr, ytr))[1])
         t, t_peer = np.median(ours), np.median(theirs)
         lines.append(
             f"| {Estimator.__name__} | {t:.4f} | {t_peer:.4f} | {t / t_peer:.2f} | "
@@ -129,7 +132,7 @@ def part_svc(repeats=15):
     write(
         "svc",
         f"vs scikit-learn SVC (libsvm, one-vs-one), full digits, medians of {repeats} "
-        "alternating fits",
+        "alternating fits (ours with random_state = 0, 1, ...)",
         lines,
     )
 
