@@ -34,7 +34,7 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from msvm.fast.face_newton import DAMPING, FaceNewton, newton_period
+from msvm.fast.face_newton import DAMPING, FaceNewton
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import (
     CS,
@@ -786,5 +786,4 @@ class DecompositionSolver:
 
         if not FACE_NEWTON:
             return self._run(epochs, alpha.shape[0], LINEAR_PATH)
-        every = newton_period(self.kind, data.X.shape[1] + (self.offset != 0.0))
-        return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, every)
+        return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)

@@ -48,6 +48,7 @@ from msvm.fast.patterns import (
     LLW,
     SIGN,
     output_shift,
+    outputs_of_state,
     pattern_apply,
     pattern_transpose,
     state_change,
@@ -80,17 +81,13 @@ def weight_space(kind, n_features) -> bool:
     return kind in (SIGN, LLW) and n_features <= WEIGHT_SPACE_FEATURES
 
 
-def newton_period(kind, n_features) -> int:
-    """Epochs between two steps for this machine and width of the rows (offset column included)."""
-    return PERIOD_WEIGHT_SPACE if weight_space(kind, n_features) else PERIOD_CG
-
-
 class FaceNewton:
     """Damped Newton steps on the free face of one dual, with the state carried between steps.
 
     Parameters: the dual (``kind``, ``c``, ``lin``, ``hi``, ``y_index``; ``msvm.fast.patterns``),
     the training rows X (dense or CSR, as the engine holds them), the ``offset`` of
-    K + offset 11^T, and the initial damping lambda.
+    K + offset 11^T, and the initial damping lambda.  ``period``: the epochs between two steps
+    for this machine and width of the rows.
 
     Carried state, for the weight-space direction: lambda, adapted to the step lengths the line
     search takes (``next_damping``), and the class Gram matrices
@@ -101,9 +98,11 @@ class FaceNewton:
 
     def __init__(self, kind, c, lin, hi, y_index, X, offset, damping):
         self.kind, self.c, self.lin, self.hi, self.y_index = kind, c, lin, hi, y_index
-        self.X, self.offset, self.damping, self.initial_damping = X, offset, damping, damping
+        self.X, self.offset, self.damping = X, offset, damping
+        self.min_damping = DAMPING_FLOOR * damping
         width = X.shape[1] + (offset != 0.0)  # the offset enters as a constant column
         self.exact = weight_space(kind, width)
+        self.period = PERIOD_WEIGHT_SPACE if self.exact else PERIOD_CG
         # the face G_j was last computed for: its rows (sorted) and their free variables
         self.face_rows, self.face_mask = np.empty(0, np.int64), np.empty((0, hi.shape[1]), bool)
         self.grams = np.zeros((hi.shape[1], width, width))
@@ -183,7 +182,7 @@ class FaceNewton:
                 v *= mask
             return v
 
-        KB = _current_outputs(XP, Wt, w0, shift, L)
+        KB = outputs_of_state(np.asarray(XP @ Wt.T) + w0, kind, self.c, L)  # on the rows X_P
         g = project(lin_P - pattern_transpose(kind, KB, y))
         if self.exact:
             has = mask.any(axis=1)  # (every row, when P is)
@@ -216,7 +215,7 @@ class FaceNewton:
                 best, best_k = gain, k
         if self.exact:  # (with conjugate gradients a fixed lambda was faster: CS 100k 7.3 -> 6.6 s)
             t = STEP_LENGTHS[best_k] if best_k >= 0 else 0.0
-            self.damping = max(next_damping(self.damping, t), DAMPING_FLOOR * self.initial_damping)
+            self.damping = max(next_damping(self.damping, t), self.min_damping)
         if best_k < 0:
             return 0.0
         dW, dz = dWs[best_k], dzs[best_k]
@@ -285,12 +284,6 @@ def next_damping(damping, t):
 def _m_norm(W, shift):
     """<W, W M> for M = I - shift 11^T (the weights' part of <dZ, K dZ M>)."""
     return float(np.vdot(W, W) - shift * np.vdot(W.sum(axis=1), W.sum(axis=1)))
-
-
-def _current_outputs(XP, Wt, w0, shift, L):
-    """(K + offset 11^T) B on the rows X_P from the explicit weights of [Z, Z 1]."""
-    U = np.asarray(XP @ Wt.T) + w0
-    return U[:, :L] - shift * U[:, L:] if shift != 0.0 else U
 
 
 def _diagonal_face_direction(g, XP, signs, mask, shift, damping, offset, grams):
