@@ -1,6 +1,7 @@
 """Benchmarks of the fast layer (issue 3): every number is a ratio measured in the same run.
 
-    python benchmarks/fast_engine.py [reference] [svc] [scaling] [linear] [memory] [first-fit]
+    python benchmarks/fast_engine.py [reference] [svc] [inhibitory] [scaling] [linear] [memory]
+                                     [first-fit] [mprot] [mkpm]
 
 With no argument all parts run.  Each part prints a Markdown table and writes it to
 benchmarks/results/fast_<part>.md.
@@ -13,6 +14,10 @@ svc        InhibitorySVC, WestonWatkinsSVC, OneVsAllSVC, LeeLinWahbaSVC, Crammer
            tolerances); each estimator's fits alternate with SVC's, ratio of the medians.
 scaling    engine vs solver="smo" (ISVM Algorithm 1): seconds per variable update as L grows
            (make_classification, 600 points, L = 3, 10, 26).
+inhibitory InhibitorySVC on the same split as svc, C = 1 ... 100: test and training accuracy,
+           dual variables that are nonzero / at C, and fit time against SVC at C = 1 (the peer
+           of svc), fits alternating; then steps to reach tol = 0.1, 0.01, 0.001 for the
+           inhibitory, Weston-Watkins and Crammer-Singer machines at C = 1 (why its fit is slower).
 linear     CrammerSingerSVC / WestonWatkinsSVC / InhibitorySVC (linear kernel, explicit weights)
            vs LIBLINEAR's Crammer-Singer (LinearSVC) on make_classification(100000, 50, 10
            classes), same tol and stopping quantity, both run to convergence; each
@@ -133,6 +138,60 @@ def part_svc(repeats=15):
         "svc",
         f"vs scikit-learn SVC (libsvm, one-vs-one), full digits, medians of {repeats} "
         "alternating fits (ours with random_state = 0, 1, ...)",
+        lines,
+    )
+
+
+def part_inhibitory(Cs=(1.0, 3.0, 10.0, 30.0, 100.0), repeats=5, tols=(1e-1, 1e-2, 1e-3)):
+    """The inhibitory machine on the svc part's split: where its accuracy meets SVC's and what its
+    dual costs there.  Its model is one-vs-all with the outputs summing to zero (mu = 1/L): the
+    true class's output must reach L - 1 times a margin before its hinge terms vanish, so at
+    C = 1 it underfits and most of its dual variables sit at C."""
+    Xtr, Xte, ytr, yte = digits_split()
+    peer = SVC().fit(Xtr, ytr)
+    lines = [
+        "| C | test accuracy | train accuracy | nonzero / at C (of N L) | fit [s] (median) | "
+        "SVC C=1 fit [s] (same pairs) | time ratio | SVC C=1 accuracy |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for C in Cs:
+        clf = InhibitorySVC(C=C, random_state=0).fit(Xtr, ytr)
+        ours, theirs = [], []
+        for seed in range(repeats):
+            theirs.append(timed(lambda: SVC().fit(Xtr, ytr))[1])
+            ours.append(
+                timed(lambda s=seed, C=C: InhibitorySVC(C=C, random_state=s).fit(Xtr, ytr))[1]
+            )
+        t, t_peer = np.median(ours), np.median(theirs)
+        alpha = clf.dual_coef_
+        lines.append(
+            f"| {C:g} | {clf.score(Xte, yte):.4f} | {clf.score(Xtr, ytr):.4f} | "
+            f"{(alpha > 0).sum()} / {(alpha >= C).sum()} (of {alpha.size}) | {t:.4f} | "
+            f"{t_peer:.4f} | {t / t_peer:.2f} | {peer.score(Xte, yte):.4f} |"
+        )
+    lines += [
+        "",
+        "| machine (C = 1) | nonzero / at C | "
+        + " | ".join(f"steps to tol={t:g}" for t in tols)
+        + " |",
+        "|---|---|" + "---|" * len(tols),
+    ]
+    for Estimator in (InhibitorySVC, WestonWatkinsSVC, CrammerSingerSVC):
+        steps = [
+            int(np.median([Estimator(tol=t, random_state=s).fit(Xtr, ytr).n_steps_
+                           for s in range(repeats)]))
+            for t in tols
+        ]  # fmt: skip
+        alpha = Estimator(random_state=0).fit(Xtr, ytr).dual_coef_
+        lines.append(
+            f"| {Estimator.__name__} | {(alpha > 0).sum()} / {(alpha >= 1.0).sum()} | "
+            + " | ".join(f"{n}" for n in steps)
+            + " |"
+        )
+    write(
+        "inhibitory",
+        f"InhibitorySVC on digits (split of the svc part) along C, medians of {repeats} fits "
+        "alternating with SVC's (C = 1)",
         lines,
     )
 
@@ -365,6 +424,7 @@ def part_mkpm():
 PARTS = {
     "reference": part_reference,
     "svc": part_svc,
+    "inhibitory": part_inhibitory,
     "scaling": part_scaling,
     "linear": part_linear,
     "memory": part_memory,
