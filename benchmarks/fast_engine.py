@@ -17,7 +17,8 @@ scaling    engine vs solver="smo" (ISVM Algorithm 1): seconds per variable updat
 inhibitory InhibitorySVC on the same split as svc, C = 1 ... 100: test and training accuracy,
            dual variables that are nonzero / at C, and fit time against SVC at C = 1 (the peer
            of svc), fits alternating; then steps to reach tol = 0.1, 0.01, 0.001 for the
-           inhibitory, Weston-Watkins and Crammer-Singer machines at C = 1 (why its fit is slower).
+           inhibitory, Lee-Lin-Wahba, Weston-Watkins and Crammer-Singer machines at C = 1 (why
+           the first two fit slower).
 linear     CrammerSingerSVC / WestonWatkinsSVC / InhibitorySVC (linear kernel, explicit weights)
            vs LIBLINEAR's Crammer-Singer (LinearSVC) on make_classification(100000, 50, 10
            classes), same tol and stopping quantity, both run to convergence; each
@@ -176,7 +177,7 @@ def part_inhibitory(Cs=(1.0, 3.0, 10.0, 30.0, 100.0), repeats=5, tols=(1e-1, 1e-
         + " |",
         "|---|---|" + "---|" * len(tols),
     ]
-    for Estimator in (InhibitorySVC, WestonWatkinsSVC, CrammerSingerSVC):
+    for Estimator in (InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, CrammerSingerSVC):
         steps = [
             int(np.median([Estimator(tol=t, random_state=s).fit(Xtr, ytr).n_steps_
                            for s in range(repeats)]))
