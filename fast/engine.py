@@ -5,9 +5,9 @@ current outputs U_i, sets aside the variables that settled at a bound (LIBLINEAR
 active_size_i), solves the subproblem of the others exactly (``patterns.box_rank_one``,
 ``patterns.budget_rank_one``; with a kernel the step is then over-relaxed, ``over_relax``), and,
 if they moved, updates the outputs with one kernel column:
-U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K [Z, Z 1] rather than
+U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K Z rather than
 K B = K Z M: for M = I - s 11^T (inhibitory, Lee-Lin-Wahba) a step would otherwise change every
-class's output, O(N L); the pattern reads its row of K B as U_i[:L] - s U_i[L]
+class's output, O(N L); the pattern reads its row of K B as U_i - s (sum_k U_ik)
 (``patterns.pattern_gradient``).  With the linear kernel the engine keeps W = X^T [Z, Z 1]
 instead (the outputs a visit needs are computed on the fly, W += x_i^T dS_i), an O(d m) step,
 so no kernel matrix is ever formed.
@@ -135,7 +135,8 @@ def prefetch_data_row(i, dense, data, indices, indptr):
 #          with pattern i's active variables the classes cls[i, :n_cls[i]] (patterns.activate_all)
 #   kind, c                                  -- the pattern structure (msvm.fast.patterns)
 #   shift                                    -- s of M = I - s 11^T (patterns.output_shift)
-# The outputs U = K [Z, Z 1] have L + 1 columns when shift != 0, else L (patterns.state_coef).
+# The kernel path's outputs U = K Z have L columns; the explicit weights X^T [Z, Z 1] have L + 1
+# when shift != 0 (patterns.state_coef).  dS always has L + 1 entries (add_column reads U's).
 # Work arrays (``work_arrays``): the visited pattern's gradient g and its alpha and hi on the
 # active variables (compact, p < n), v, lo, hi and delta for the subproblem, dS (L + 1) for the
 # change of [Z, Z 1], scratch (8L) for the subproblem solvers.  The hot functions take arrays
@@ -228,7 +229,8 @@ def pattern_step(i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, 
 
 @nb.njit(cache=True)
 def add_column(U, col, offset, dB):
-    """U += (col + offset) dB^T: one kernel column applied to every output.
+    """U += (col + offset) dB^T: one kernel column applied to every output (dB may be longer
+    than U is wide: the sum column's entry of ``patterns.state_change`` is then ignored).
 
     U is kept in Fortran order, so each output column is one contiguous, vectorisable axpy.
     """
@@ -709,15 +711,15 @@ class DecompositionSolver:
             self._warn(worst)
         return int(np.ceil(self.n_steps / (N * L))), worst
 
-    def _check_width(self, n_columns):
-        width = state_width(self.kind, self.c, self.lin.shape[1])
+    def _check_width(self, n_columns, sum_column):
+        width = state_width(self.kind, self.c, self.lin.shape[1], sum_column)
         if n_columns != width:
             raise ValueError(f"The engine's outputs need {width} columns; got {n_columns}.")
 
     def solve_kernel(self, source, alpha, U):
-        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) [Z, Z 1]`` (see
-        ``patterns.state_coef``) are updated."""
-        self._check_width(U.shape[1])
+        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) Z`` (see
+        ``patterns.state_coef`` with ``sum_column=False``) are updated."""
+        self._check_width(U.shape[1], sum_column=False)
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
         if self.selection == "greedy" and separable(self.kind, self.c):
@@ -765,7 +767,7 @@ class DecompositionSolver:
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
         ``w0 = offset 1^T [Z, Z 1]`` are updated.  A cold run (alpha = 0) on many patterns of a
         box-constrained dual starts from a subsample's solution (``_seed``)."""
-        self._check_width(W.shape[1])
+        self._check_width(W.shape[1], sum_column=True)
         seed = self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS
         if seed and self.max_iter >= SEED_MIN_EPOCHS and not alpha.any():
             self._seed(data, alpha, W, w0)

@@ -8,7 +8,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from msvm.fast.patterns import box_rank_one, budget_rank_one, budget_violation
+from msvm.fast.patterns import (
+    LLW,
+    SIGN,
+    WW,
+    box_rank_one,
+    budget_rank_one,
+    budget_violation,
+    dual_vectors,
+    output_shift,
+    outputs_of_state,
+    pattern_gradient,
+    pattern_transpose,
+    state_coef,
+    state_width,
+)
 
 
 def objective(d, g, k, c, v):
@@ -108,3 +122,26 @@ def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
     g = g0 - k * (d + d.sum())  # the gradient after the step
     assert budget_violation(L, g, alpha + d, hi) < 1e-12
     assert budget_violation(L, g0, alpha, hi) > 0.1
+
+
+@pytest.mark.parametrize("sum_column", [True, False])
+@pytest.mark.parametrize("kind, c", [(SIGN, 0.1), (SIGN, 0.25), (LLW, 0.25), (WW, -1.0)])
+def test_pattern_gradient_reads_the_outputs_with_or_without_the_sum_column(kind, c, sum_column):
+    """The kernel path keeps U = K Z and sums its row, the explicit-weights path keeps the sum
+    column K Z 1: both give the dual gradient lin - S^T (K B) computed here from K B directly."""
+    rng = np.random.default_rng(3)
+    N, L = 7, 4
+    A = rng.normal(size=(N, 3))
+    K = A @ A.T
+    y_index = rng.integers(L, size=N)
+    alpha = rng.uniform(0, 1, size=(N, L))
+    lin = rng.normal(size=(N, L))
+    _, B = dual_vectors(kind, alpha, y_index, c)
+    expected = lin - pattern_transpose(kind, K @ B, y_index)
+    U = np.asfortranarray(K @ state_coef(kind, alpha, y_index, c, sum_column))
+    assert U.shape[1] == state_width(kind, c, L, sum_column)
+    np.testing.assert_allclose(outputs_of_state(U, kind, c, L), K @ B, atol=1e-12)
+    every, g = np.arange(L).reshape(1, L), np.empty(L)
+    for i in range(N):
+        pattern_gradient(kind, U, i, output_shift(kind, c, L), lin, i, y_index[i], every, 0, L, g)
+        np.testing.assert_allclose(g, expected[i], atol=1e-12)
