@@ -1,7 +1,7 @@
 """Benchmarks of the fast layer (issue 3): every number is a ratio measured in the same run.
 
-    python benchmarks/fast_engine.py [reference] [svc] [inhibitory] [scaling] [linear] [memory]
-                                     [first-fit] [mprot] [mkpm]
+    python benchmarks/fast_engine.py [reference] [svc] [inhibitory] [scaling] [linear] [large]
+                                     [memory] [first-fit] [mprot] [mkpm]
 
 With no argument all parts run.  Each part prints a Markdown table and writes it to
 benchmarks/results/fast_<part>.md.
@@ -27,6 +27,10 @@ mprot      MultiPrototypeSVC on digits (70/30), the paper's linear kernel <x, y>
            10: test error and fit time (the shape of MProt Table 1).
 mkpm       MKPMClassifier on digits (whole path, D up to N) and with Nystroem on 20000 synthetic
            points; accuracy and time against SVC on the same split.
+large      OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC vs SVC on make_classification(12000,
+           20 features, 10 classes; 10000 to fit): with the default cache_size (200 MB, columns
+           computed on demand, LRU) and with the whole Gram matrix (cache_size=1000); fits
+           alternate with SVC's, ratio of the medians.
 memory     peak resident memory of an RBF fit on 30000 points with cache_size=500 (LRU columns).
 first-fit  a fresh process: import and first InhibitorySVC fit on iris, numba cache warm.
 """
@@ -314,6 +318,47 @@ print(before, high_water_mb(), elapsed, clf.n_steps_)
 """
 
 
+def part_large(repeats=3, caches=(200, 1000)):
+    """Larger than digits: where one-vs-one's small subproblems (SVC) meet the engine's one
+    problem over every pattern, whose Gram matrix (800 MB here) does not fit the default cache."""
+    X, y = make_classification(
+        n_samples=12000,
+        n_features=20,
+        n_informative=15,
+        n_classes=10,
+        n_clusters_per_class=1,
+        random_state=0,
+    )
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=2000, random_state=0)
+    peer = SVC().fit(Xtr, ytr)
+    lines = [
+        "| estimator | cache_size [MB] | fit [s] (median) | SVC fit [s] (same pairs) | "
+        "time ratio | steps | test accuracy | SVC accuracy |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for Estimator in (OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC):
+        for cache in caches:
+            ours, theirs = [], []
+            for seed in range(repeats):
+                theirs.append(timed(lambda: SVC().fit(Xtr, ytr))[1])
+                clf, t = timed(
+                    lambda E=Estimator, s=seed, c=cache: E(random_state=s, cache_size=c).fit(
+                        Xtr, ytr
+                    )
+                )
+                ours.append(t)
+            t, t_peer = np.median(ours), np.median(theirs)
+            lines.append(
+                f"| {Estimator.__name__} | {cache} | {t:.2f} | {t_peer:.2f} | {t / t_peer:.2f} | "
+                f"{clf.n_steps_} | {clf.score(Xte, yte):.4f} | {peer.score(Xte, yte):.4f} |"
+            )
+    write(
+        "large",
+        f"10 000 points, 20 features, 10 classes: vs SVC, medians of {repeats} alternating fits",
+        lines,
+    )
+
+
 def part_memory():
     out = subprocess.run(
         [sys.executable, "-c", MEMORY_SCRIPT], capture_output=True, text=True, check=True
@@ -428,6 +473,7 @@ PARTS = {
     "inhibitory": part_inhibitory,
     "scaling": part_scaling,
     "linear": part_linear,
+    "large": part_large,
     "memory": part_memory,
     "first-fit": part_first_fit,
     "mprot": part_mprot,
