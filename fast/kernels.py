@@ -219,3 +219,90 @@ def precomputed_source(K: np.ndarray):
         np.zeros(n, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
     )
+
+
+def is_lru(source) -> bool:
+    """Whether ``source`` computes columns on demand (its cache holds fewer than N columns)."""
+    return source[7].shape[0] < source[8].size
+
+
+def restricted_source(source, rows: np.ndarray):
+    """A column source over the patterns ``rows`` only (columns K[rows, i] for i in rows), for
+    an LRU ``source`` built by :func:`column_source`.
+
+    It takes over the memory of the last slots of ``source``'s cache — as much as K[rows, rows]
+    needs (computed at once with BLAS) or, when that does not fit, all of it for as many columns
+    of the shorter length as fit — and empties those slots: the columns they held are computed
+    again when needed.  So the two together stay within ``cache_size``.
+    """
+    data, indices, indptr, dense, sq_norms, params, scratch, cache = source[:8]
+    slot_of, owner, last_used = source[8:11]
+    n, N = rows.size, cache.shape[1]
+    taken = min(cache.shape[0], -(-n * n // N))  # main slots whose memory the columns take
+    for slot in range(cache.shape[0] - taken, cache.shape[0]):
+        if owner[slot] >= 0:
+            slot_of[owner[slot]] = -1
+        owner[slot], last_used[slot] = -1, 0
+    if dense.shape[0] > 0:
+        dense, X = np.ascontiguousarray(dense[:, rows]), None
+        data, indices, indptr = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
+    else:
+        X = _csr(source)[rows]
+        data, indices, indptr = X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    memory = cache[cache.shape[0] - taken :].reshape(-1)
+    n_slots = int(min(n, max(2, memory.size // max(n, 1))))
+    sub_cache = memory[: n_slots * n].reshape(n_slots, n)
+    sub = (
+        data,
+        indices,
+        indptr,
+        dense,
+        np.ascontiguousarray(sq_norms[rows]),
+        params,
+        scratch,
+        sub_cache,
+        np.full(n, -1, dtype=np.int64),
+        np.full(n_slots, -1, dtype=np.int64),
+        np.zeros(n_slots, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
+    if n_slots == n:  # K[rows, rows] fits: compute it with BLAS, a block of rows at a time
+        every, step = np.arange(n), block_rows(n)
+        for start in range(0, n, step):
+            block = every[start : start + step]
+            sub_cache[block] = kernel_block(sub, block, every)
+        if params[0] == KERNEL_KIND["rbf"]:
+            np.fill_diagonal(sub_cache, 1.0)  # exactly, as kernel_diagonal has it
+        sub[8][:] = sub[9][:] = every
+    return sub
+
+
+# Kernel blocks are computed a few rows at a time, BLOCK_BYTES at most each.
+BLOCK_BYTES = 32 * 2**20
+
+
+def block_rows(n_columns: int) -> int:
+    """How many rows of a kernel block with ``n_columns`` columns fit BLOCK_BYTES."""
+    return max(1, BLOCK_BYTES // (8 * max(n_columns, 1)))
+
+
+def kernel_block(source, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """K[rows, cols] from a source built by :func:`column_source` or :func:`restricted_source`
+    (BLAS)."""
+    name, gamma, degree, coef0 = _kernel_params(source[5])
+    dense = source[3]
+    if dense.shape[0] > 0:
+        return kernel_matrix(dense[:, rows].T, dense[:, cols].T, name, gamma, degree, coef0)
+    X = _csr(source)
+    return kernel_matrix(X[rows], X[cols], name, gamma, degree, coef0)
+
+
+def _csr(source):
+    data, indices, indptr, dense = source[:4]
+    return sp.csr_matrix((data, indices, indptr), shape=(indptr.size - 1, dense.shape[1]))
+
+
+def _kernel_params(params):
+    kind, gamma, degree, coef0 = params
+    name = {v: k for k, v in KERNEL_KIND.items()}[int(kind)]
+    return name, float(gamma), int(degree), float(coef0)

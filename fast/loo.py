@@ -187,7 +187,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
         run = (max_iter, seed_i, active, N, schedule, tol, skip_below, 0.0)
-        _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift)
+        _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift, -1)
         steps += taken
         unconverged += not converged
         fold_hi[i] = hi[i]
