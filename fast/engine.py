@@ -441,7 +441,10 @@ KERNEL_PATH, WARM_KERNEL_PATH, LINEAR_PATH = (0.35, 1.5), (0.35, 1.0), (0.2, 1.0
 FACE_NEWTON = True
 
 # With columns computed on demand (LRU), a run whose active set falls to COMPACT_FRACTION of the
-# patterns or fewer solves the problem restricted to them (DecompositionSolver._compact).
+# patterns or fewer solves the problem restricted to them (DecompositionSolver._compact) to
+# eps_shrink / COMPACT_DEPTH.  On 10 000 points at cache_size=200 (benchmark part "large"),
+# 0.5 and 2 took WW / CS 1.7-1.8 / 1.7-1.8 s against 2.5-3.0 / 2.1 s without; depth 1, 8 and
+# straight to tol, and fractions 0.35 and 0.7, were slower (benchmarks/NOTES.md, stop 13).
 COMPACT_FRACTION, COMPACT_DEPTH = 0.5, 2.0
 
 # A cold explicit-weights run on at least SEED_MIN_ROWS patterns of a box-constrained dual starts
@@ -685,8 +688,8 @@ class DecompositionSolver:
             small = compact is not None and n_active <= compact.at
             if small and schedule[ALL_ACTIVE] == 0.0 and n_iter < self.max_iter:
                 # further than the active set alone would have gone (to the re-check at
-                # eps_shrink): COMPACT_DEPTH halvings at once, since every round costs a
-                # kernel block for the other patterns' outputs
+                # eps_shrink), to eps_shrink / COMPACT_DEPTH: every round costs a kernel block
+                # for the other patterns' outputs
                 to = max(schedule[EPS_SHRINK] / COMPACT_DEPTH, self.tol)
                 n_iter += compact(active[:n_active], self.max_iter - n_iter, to)
                 active[:] = np.arange(n_patterns)
