@@ -662,9 +662,9 @@ class DecompositionSolver:
 
         ``compact(patterns, epochs, tol)``, if given, solves the problem restricted to the active
         patterns (``_compact``) whenever at most ``compact.at`` of them are left and no re-check
-        is due, to the violation at which that re-check would come (eps_shrink), within the given
-        epochs, and returns the epochs it took; every variable is then checked again, as at any
-        re-check.
+        is due, further than that re-check would come (eps_shrink), within the given epochs, and
+        returns the epochs it took and the largest violation over every variable after it;
+        every variable is then checked again, as at any re-check.
         """
         active, n_active = np.arange(n_patterns), n_patterns
         schedule = new_schedule(self.tol, self.skip_below, path)
@@ -691,7 +691,10 @@ class DecompositionSolver:
                 # eps_shrink), to eps_shrink / COMPACT_DEPTH: every round costs a kernel block
                 # for the other patterns' outputs
                 to = max(schedule[EPS_SHRINK] / COMPACT_DEPTH, self.tol)
-                n_iter += compact(active[:n_active], self.max_iter - n_iter, to)
+                taken, schedule[WORST] = compact(active[:n_active], self.max_iter - n_iter, to)
+                n_iter += taken
+                if schedule[WORST] <= self.tol:  # that was a check of every variable
+                    return n_iter, schedule[WORST]
                 active[:] = np.arange(n_patterns)
                 n_active, schedule[ALL_ACTIVE] = n_patterns, 1.0
                 schedule[EPS_SHRINK] = max(to / 2.0, self.tol)
@@ -784,7 +787,8 @@ class DecompositionSolver:
         """Solve the problem restricted to ``patterns`` (the active ones) to ``tol``, the others
         fixed, on columns of that length only (``kernels.restricted_source``, in the memory of
         the column cache), then bring the other patterns' outputs up to date with one kernel
-        block: U[rest] += (K[rest, moved] + offset) dZ[moved].  Returns the epochs taken.
+        block: U[rest] += (K[rest, moved] + offset) dZ[moved].  Returns the epochs taken and the
+        largest KKT violation over every pattern (what a run that ends here reports).
 
         libsvm's shrinking does the same within its binary solver (Chang and Lin, ACM TIST 2,
         2011, section 5.1): late in a run most patterns are set aside (here, N = 10 000 of the
@@ -815,7 +819,7 @@ class DecompositionSolver:
         moved = A[np.any(dZ != 0.0, axis=1)]
         dZ = dZ[np.any(dZ != 0.0, axis=1)]
         rest = np.setdiff1d(np.arange(alpha.shape[0]), A, assume_unique=True)
-        step = block_rows(moved.size)
+        step = block_rows(moved.size, source[7].nbytes)
         for start in range(0, rest.size, step):
             block = rest[start : start + step]
             K = kernel_block(source, block, moved)
@@ -823,7 +827,9 @@ class DecompositionSolver:
                 K += self.offset
             U[block] += K @ dZ
         activate_all(dual[1], dual[5], dual[6])
-        return int(np.ceil(taken))
+        worst = np.empty(alpha.shape[0])
+        pattern_violations(U, dual, self.kind, self.shift, worst)
+        return int(np.ceil(taken)), worst.max()
 
     def _seed(self, data: LinearData, alpha, W, w0):
         """Start from a subsample's solution (see SEED_FRACTION): alpha at hi where the dual

@@ -233,7 +233,8 @@ def restricted_source(source, rows: np.ndarray):
     It takes over the memory of the last slots of ``source``'s cache — as much as K[rows, rows]
     needs (computed at once with BLAS) or, when that does not fit, all of it for as many columns
     of the shorter length as fit — and empties those slots: the columns they held are computed
-    again when needed.  So the two together stay within ``cache_size``.
+    again when needed.  So the two together stay within ``cache_size``; K[rows, rows] is computed
+    in blocks no larger than the cache either (``block_rows``).
     """
     data, indices, indptr, dense, sq_norms, params, scratch, cache = source[:8]
     slot_of, owner, last_used = source[8:11]
@@ -267,7 +268,7 @@ def restricted_source(source, rows: np.ndarray):
         np.zeros(1, dtype=np.int64),
     )
     if n_slots == n:  # K[rows, rows] fits: compute it with BLAS, a block of rows at a time
-        every, step = np.arange(n), block_rows(n)
+        every, step = np.arange(n), block_rows(n, cache.nbytes)
         for start in range(0, n, step):
             block = every[start : start + step]
             sub_cache[block] = kernel_block(sub, block, every)
@@ -281,9 +282,10 @@ def restricted_source(source, rows: np.ndarray):
 BLOCK_BYTES = 32 * 2**20
 
 
-def block_rows(n_columns: int) -> int:
-    """How many rows of a kernel block with ``n_columns`` columns fit BLOCK_BYTES."""
-    return max(1, BLOCK_BYTES // (8 * max(n_columns, 1)))
+def block_rows(n_columns: int, budget: int) -> int:
+    """How many rows of a kernel block with ``n_columns`` columns fit BLOCK_BYTES and
+    ``budget`` bytes (the column cache's: the blocks' memory stays within cache_size)."""
+    return max(1, min(BLOCK_BYTES, budget) // (8 * max(n_columns, 1)))
 
 
 def kernel_block(source, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
