@@ -816,8 +816,8 @@ class DecompositionSolver:
         self.n_steps += sub.n_steps
         dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False) - before
         alpha[A], U[A] = alpha_A, U_A
-        moved = A[np.any(dZ != 0.0, axis=1)]
-        dZ = dZ[np.any(dZ != 0.0, axis=1)]
+        changed = np.any(dZ != 0.0, axis=1)
+        moved, dZ = A[changed], dZ[changed]
         rest = np.setdiff1d(np.arange(alpha.shape[0]), A, assume_unique=True)
         step = block_rows(moved.size, source[7].nbytes)
         for start in range(0, rest.size, step):
