@@ -321,15 +321,7 @@ print(before, high_water_mb(), elapsed, clf.n_steps_)
 def part_large(repeats=3, caches=(200, 1000)):
     """Larger than digits: where one-vs-one's small subproblems (SVC) meet the engine's one
     problem over every pattern, whose Gram matrix (800 MB here) does not fit the default cache."""
-    X, y = make_classification(
-        n_samples=12000,
-        n_features=20,
-        n_informative=15,
-        n_classes=10,
-        n_clusters_per_class=1,
-        random_state=0,
-    )
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=2000, random_state=0)
+    Xtr, Xte, ytr, yte = synthetic_split(12000, 2000)
     peer = SVC().fit(Xtr, ytr)
     lines = [
         "| estimator | cache_size [MB] | fit [s] (median) | SVC fit [s] (same pairs) | "
@@ -400,6 +392,19 @@ def part_first_fit():
     write("first_fit", "First fit in a fresh process (numba cache warm)", lines)
 
 
+def synthetic_split(n_samples, n_test):
+    """make_classification with 20 features (15 informative), 10 one-cluster classes: a split."""
+    X, y = make_classification(
+        n_samples=n_samples,
+        n_features=20,
+        n_informative=15,
+        n_classes=10,
+        n_clusters_per_class=1,
+        random_state=0,
+    )
+    return train_test_split(X, y, test_size=n_test, random_state=0)
+
+
 def digits_split():
     X, y = load_digits(return_X_y=True)
     return train_test_split(X / 16.0, y, test_size=0.3, random_state=0)
@@ -444,15 +449,7 @@ def part_mkpm():
             f"{t:.2f} | {clf.score(Xte, yte):.4f} | {t_peer:.3f} | "
             f"{peer.score(Xte, yte):.4f} | {clf.selected_dimension_} |"
         )
-    X, y = make_classification(
-        n_samples=25000,
-        n_features=20,
-        n_informative=15,
-        n_classes=10,
-        n_clusters_per_class=1,
-        random_state=0,
-    )
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=5000, random_state=0)
+    Xtr, Xte, ytr, yte = synthetic_split(25000, 5000)
     peer, t_peer = timed(lambda: SVC().fit(Xtr, ytr))
     clf, t = timed(
         lambda: MKPMClassifier(n_components=500, approximation="nystroem", random_state=0).fit(

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from msvm.core.kernels import kernel_matrix, rbf_exponent
 
 KERNEL_KIND = {"linear": 0, "rbf": 1, "poly": 2}
+KERNEL_NAME = {kind: name for name, kind in KERNEL_KIND.items()}
 
 
 @nb.njit(cache=True)
@@ -175,13 +176,32 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
     else:
         X = np.asarray(X, dtype=np.float64)
         dense = np.ascontiguousarray(X.T)  # (d, N): see dense_column
-        data, indices, indptr = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
+        data, indices, indptr = _no_csr()
         sq_norms = np.einsum("ij,ij->i", X, X)
     n_slots = int(min(n, max(2, cache_size * 2**20 // (8 * max(n, 1)))))
     if n_slots == n:  # the whole Gram matrix fits: compute it at once with BLAS
         cache = gram(X, kernel, gamma, degree, coef0)
     else:
         cache = np.empty((n_slots, n))
+    return _assemble(data, indices, indptr, dense, sq_norms, params, X.shape[1], cache)
+
+
+def precomputed_source(K: np.ndarray):
+    """A column source over a given (symmetric) Gram matrix (its rows are its columns)."""
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    sq_norms, params = np.ascontiguousarray(np.diag(K)), np.array([0.0, 0.0, 1.0, 0.0])
+    return _assemble(*_no_csr(), np.empty((0, 1)), sq_norms, params, 1, K)
+
+
+def _no_csr():
+    """data, indices, indptr of a source whose data are dense (or absent)."""
+    return np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
+
+
+def _assemble(data, indices, indptr, dense, sq_norms, params, n_features, cache):
+    """The source tuple around ``cache`` (n_slots columns of length N): the LRU bookkeeping
+    empty, or, when the cache holds all N columns (the whole Gram matrix), column i in slot i."""
+    n, n_slots = sq_norms.size, cache.shape[0]
     source = (
         data,
         indices,
@@ -189,7 +209,7 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
         dense,
         sq_norms,
         params,
-        np.zeros(X.shape[1]),
+        np.zeros(n_features),
         cache,
         np.full(n, -1, dtype=np.int64),
         np.full(n_slots, -1, dtype=np.int64),
@@ -199,26 +219,6 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
     if n_slots == n:
         source[8][:] = source[9][:] = np.arange(n)
     return source
-
-
-def precomputed_source(K: np.ndarray):
-    """A column source over a given (symmetric) Gram matrix."""
-    n = K.shape[0]
-    K = np.ascontiguousarray(K, dtype=np.float64)
-    return (
-        np.empty(0),
-        np.empty(0, np.int64),
-        np.zeros(1, np.int64),
-        np.empty((0, 1)),
-        np.ascontiguousarray(np.diag(K)),
-        np.array([0.0, 0.0, 1.0, 0.0]),
-        np.zeros(1),
-        K,  # rows of a symmetric K are its columns
-        np.arange(n, dtype=np.int64),
-        np.arange(n, dtype=np.int64),
-        np.zeros(n, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-    )
 
 
 def is_lru(source) -> bool:
@@ -245,28 +245,15 @@ def restricted_source(source, rows: np.ndarray):
             slot_of[owner[slot]] = -1
         owner[slot], last_used[slot] = -1, 0
     if dense.shape[0] > 0:
-        dense, X = np.ascontiguousarray(dense[:, rows]), None
-        data, indices, indptr = np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64)
+        dense, (data, indices, indptr) = np.ascontiguousarray(dense[:, rows]), _no_csr()
     else:
         X = _csr(source)[rows]
         data, indices, indptr = X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)
     memory = cache[cache.shape[0] - taken :].reshape(-1)
     n_slots = int(min(n, max(2, memory.size // max(n, 1))))
     sub_cache = memory[: n_slots * n].reshape(n_slots, n)
-    sub = (
-        data,
-        indices,
-        indptr,
-        dense,
-        np.ascontiguousarray(sq_norms[rows]),
-        params,
-        scratch,
-        sub_cache,
-        np.full(n, -1, dtype=np.int64),
-        np.full(n_slots, -1, dtype=np.int64),
-        np.zeros(n_slots, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
-    )
+    sq_rows = np.ascontiguousarray(sq_norms[rows])
+    sub = _assemble(data, indices, indptr, dense, sq_rows, params, scratch.size, sub_cache)
     if n_slots == n:  # K[rows, rows] fits: compute it with BLAS, a block of rows at a time
         every, step = np.arange(n), block_rows(n, cache.nbytes)
         for start in range(0, n, step):
@@ -274,7 +261,6 @@ def restricted_source(source, rows: np.ndarray):
             sub_cache[block] = kernel_block(sub, block, every)
         if params[0] == KERNEL_KIND["rbf"]:
             np.fill_diagonal(sub_cache, 1.0)  # exactly, as kernel_diagonal has it
-        sub[8][:] = sub[9][:] = every
     return sub
 
 
@@ -306,5 +292,4 @@ def _csr(source):
 
 def _kernel_params(params):
     kind, gamma, degree, coef0 = params
-    name = {v: k for k, v in KERNEL_KIND.items()}[int(kind)]
-    return name, float(gamma), int(degree), float(coef0)
+    return KERNEL_NAME[int(kind)], float(gamma), int(degree), float(coef0)
