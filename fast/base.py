@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -65,7 +65,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         "solver": [StrOptions({"dcd", "smo", "sgd"})],
         "selection": [StrOptions({"auto", "cyclic", "greedy"})],
         "tol": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         "shrinking": ["boolean"],
         "cache_size": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -87,7 +87,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         solver="dcd",
         selection="auto",
         tol=1e-3,
-        max_iter=1000,
+        max_iter=-1,
         shrinking=True,
         cache_size=200,
         random_state=None,

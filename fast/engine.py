@@ -459,18 +459,53 @@ COMPACT_FRACTION, COMPACT_DEPTH = 0.5, 2.0
 # C) and pays off over a long run: runs allowed fewer than SEED_MIN_EPOCHS epochs start from 0.
 SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL, SEED_MIN_EPOCHS = 20_000, 0.1, 0.5, 100
 
+# max_iter=-1 runs until converged, as libsvm's does, within libsvm's own guard against a run that
+# cannot end: at most max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN N) pattern steps (libsvm: 10^7 or
+# 100 l iterations, ``Solver::Solve``).  Whatever max_iter is, a run also ends when STALL_EPOCHS
+# epochs in a row are stuck: they took no step although a pattern's violation was above the
+# step threshold, so its exact step was zero in floating point, and more epochs would only repeat
+# that.
+UNLIMITED = 2**40  # epochs for max_iter=-1 (the step budget ends such a run first)
+STEP_BUDGET, STEP_BUDGET_PER_PATTERN, STALL_EPOCHS = 10**7, 100, 3
+
+
+def epoch_limit(max_iter: int) -> int:
+    """The epochs a run may take: ``max_iter``, or UNLIMITED for -1."""
+    return UNLIMITED if max_iter == -1 else int(max_iter)
+
+
+def step_budget(max_iter: int, n_patterns: int) -> float:
+    """The pattern steps a run may take: libsvm's budget for max_iter=-1, else no limit."""
+    if max_iter != -1:
+        return np.inf
+    return float(max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN * n_patterns))
+
+
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
 # last epoch's largest violation, the skip fraction, whether the next epoch starts with every
-# variable active, and the relaxation (see DecompositionSolver._run).
-EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE, RELAX = 0, 1, 2, 3, 4, 5
+# variable active, the relaxation, the pattern steps left (``step_budget``) and how many epochs
+# in a row were stuck (``out_of_steps``; see DecompositionSolver._run).
+EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE, RELAX, STEPS_LEFT, IDLE = range(8)
 
 
 @nb.njit(cache=True)
-def new_schedule(tol, skip_floor, path):
+def new_schedule(tol, skip_floor, path, steps_left):
     """The schedule at the start of a run on a path (skip fraction, relaxation): eps_shrink =
-    max(10 tol, 1), no step skipped yet, every variable active."""
+    max(10 tol, 1), no step skipped yet, every variable active, ``steps_left`` pattern steps."""
     relative, relax = path
-    return np.array([max(10.0 * tol, 1.0), skip_floor, np.inf, relative, 1.0, relax])
+    return np.array(
+        [max(10.0 * tol, 1.0), skip_floor, np.inf, relative, 1.0, relax, steps_left, 0.0]
+    )
+
+
+@nb.njit(cache=True)
+def out_of_steps(schedule, steps, worst, skip):
+    """Charge an epoch's steps to the schedule; True when the run must end: the step budget is
+    spent, or STALL_EPOCHS epochs in a row were stuck -- no step taken although the largest
+    violation ``worst`` was above the step threshold ``skip`` (the caller checked convergence)."""
+    schedule[STEPS_LEFT] -= steps
+    schedule[IDLE] = schedule[IDLE] + 1.0 if steps == 0 and worst > skip else 0.0
+    return schedule[STEPS_LEFT] <= 0.0 or schedule[IDLE] >= STALL_EPOCHS
 
 
 @nb.njit(cache=True)
@@ -531,6 +566,8 @@ def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, so
         )
         if done:
             return e + 1, True, n_active, steps
+        if out_of_steps(schedule, out[2], out[0], skip):
+            return e + 1, False, n_active, steps
         if n_active <= compact_at and schedule[ALL_ACTIVE] == 0.0:
             return e + 1, False, n_active, steps
     return n_epochs, False, n_active, steps
@@ -552,6 +589,8 @@ def linear_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, ro
         )
         if done:
             return e + 1, True, n_active, steps
+        if out_of_steps(schedule, out[2], out[0], skip):
+            return e + 1, False, n_active, steps
     return n_epochs, False, n_active, steps
 
 
@@ -587,7 +626,8 @@ class DecompositionSolver:
     ----------
     kind, c : the pattern structure (``msvm.fast.patterns``)
     lin : (N, L) linear term of the dual; hi : (N, L) upper bounds (0 fixes a variable)
-    y_index : (N,) class index; tol : KKT tolerance; max_iter : epochs; shrinking : bool
+    y_index : (N,) class index; tol : KKT tolerance; shrinking : bool
+    max_iter : epochs, or -1: until converged (within ``step_budget``, see UNLIMITED)
     selection : "cyclic" (random permutations, with shrinking) or "greedy" (largest violation;
         for a dual that separates by class, ``msvm.fast.separable``'s class-by-class steps)
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
@@ -614,6 +654,8 @@ class DecompositionSolver:
         self.kind, self.c, self.lin, self.hi = kind, float(c), lin, hi
         self.shift = output_shift(kind, self.c, lin.shape[1])
         self.y_index, self.tol, self.max_iter = y_index, tol, max_iter
+        self.epochs = epoch_limit(max_iter)
+        self.budget = step_budget(max_iter, lin.shape[0])
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
@@ -630,12 +672,21 @@ class DecompositionSolver:
         activate_all(self.hi, cls, n_cls)
         return (alpha, self.hi, self.lin, self.y_index, kdiag, cls, n_cls)
 
-    def _warn(self, worst):
+    def _warn(self, worst, schedule=None):
+        """ConvergenceWarning for a run that ended above tol, saying why it ended."""
         if not self.warn:
             return
+        if schedule is not None and schedule[IDLE] >= STALL_EPOCHS:
+            why = (
+                f"{STALL_EPOCHS} epochs in a row took no step (the exact steps cannot reduce it "
+                "further in floating point; check the scaling of the data or kernel)"
+            )
+        elif self.n_steps >= self.budget:
+            why = f"max_iter=-1 spent its budget of {self.budget:.0f} pattern steps"
+        else:
+            why = f"max_iter={self.max_iter} epochs were run; increase max_iter"
         warnings.warn(
-            f"The solver stopped after max_iter={self.max_iter} epochs with a KKT violation of "
-            f"{worst:.2e} > tol={self.tol:g}; increase max_iter.",
+            f"The solver stopped with a KKT violation of {worst:.2e} > tol={self.tol:g}: {why}.",
             ConvergenceWarning,
             stacklevel=5,
         )
@@ -667,15 +718,15 @@ class DecompositionSolver:
         every variable is then checked again, as at any re-check.
         """
         active, n_active = np.arange(n_patterns), n_patterns
-        schedule = new_schedule(self.tol, self.skip_below, path)
+        schedule = new_schedule(self.tol, self.skip_below, path, self.budget - self.n_steps)
         shrink_at = 0.0 if self.shrinking else np.inf
         single = self.stop is not None or self.verbose
-        chunk = 1 if single else (every if polish is not None else self.max_iter)
+        chunk = 1 if single else (every if polish is not None else self.epochs)
         period, since = every, 0
         n_iter = 0
-        while n_iter < self.max_iter:
+        while n_iter < self.epochs:
             seed = self.rng.randint(np.iinfo(np.int32).max)
-            n = min(chunk, self.max_iter - n_iter)
+            n = min(chunk, self.epochs - n_iter)
             before = n_active
             ran, converged, n_active, steps = epochs(n, seed, active, n_active, schedule, shrink_at)
             n_iter += ran
@@ -685,13 +736,17 @@ class DecompositionSolver:
                 print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
             if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
+            if schedule[STEPS_LEFT] <= 0.0 or schedule[IDLE] >= STALL_EPOCHS:
+                break
             small = compact is not None and n_active <= compact.at
-            if small and schedule[ALL_ACTIVE] == 0.0 and n_iter < self.max_iter:
+            if small and schedule[ALL_ACTIVE] == 0.0 and n_iter < self.epochs:
                 # further than the active set alone would have gone (to the re-check at
                 # eps_shrink), to eps_shrink / COMPACT_DEPTH: every round costs a kernel block
                 # for the other patterns' outputs
                 to = max(schedule[EPS_SHRINK] / COMPACT_DEPTH, self.tol)
-                taken, schedule[WORST] = compact(active[:n_active], self.max_iter - n_iter, to)
+                before = self.n_steps
+                taken, schedule[WORST] = compact(active[:n_active], self.epochs - n_iter, to)
+                schedule[STEPS_LEFT] -= self.n_steps - before
                 n_iter += taken
                 if schedule[WORST] <= self.tol:  # that was a check of every variable
                     return n_iter, schedule[WORST]
@@ -700,21 +755,21 @@ class DecompositionSolver:
                 schedule[EPS_SHRINK] = max(to / 2.0, self.tol)
                 continue
             since += ran
-            if polish is not None and since >= period and n_iter < self.max_iter:
+            if polish is not None and since >= period and n_iter < self.epochs:
                 gain = polish(active[:n_active])
                 period = every if gain > 0 else 2 * period
                 since = 0
                 if self.verbose:
                     print(f"Newton step on the free face: dual gain {gain:.3e}")
-        self._warn(schedule[WORST])
-        return self.max_iter, schedule[WORST]
+        self._warn(schedule[WORST], schedule)
+        return n_iter, schedule[WORST]
 
     def _run_greedy(self, source, dual, U):
         """Steps on the most violating pattern; an epoch counts N steps."""
         N = U.shape[0]
         viol = np.empty(N)
         pattern_violations(U, dual, self.kind, self.shift, viol)
-        for _ in range(self.max_iter):
+        while self.n_steps < min(self.budget, self.epochs * N):
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, self.tol, viol)
             taken, worst = greedy_steps(N, *args)
             self.n_steps += taken
@@ -738,7 +793,8 @@ class DecompositionSolver:
             class_signs(self.y_index, l, sign)
             u, a = U[:, l], np.ascontiguousarray(alpha[:, l])
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
-            args = (sign, kdiag, self.tol, self.max_iter * N, self.shrinking)
+            limit = min(self.budget, self.epochs * N)  # steps for this class
+            args = (sign, kdiag, self.tol, int(limit), self.shrinking)
             steps, violation = solve_class(source, self.offset, u, a, hi, lin, *args)
             alpha[:, l] = a
             self.n_steps += steps
@@ -866,7 +922,7 @@ class DecompositionSolver:
         box-constrained dual starts from a subsample's solution (``_seed``)."""
         self._check_width(W.shape[1], sum_column=True)
         seed = self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS
-        if seed and self.max_iter >= SEED_MIN_EPOCHS and not alpha.any():
+        if seed and self.epochs >= SEED_MIN_EPOCHS and not alpha.any():
             self._seed(data, alpha, W, w0)
         dual = self._dual(alpha, data.sq_norms + self.offset)
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class

@@ -37,9 +37,11 @@ _DOC_PARAMETERS = """
         cyclic otherwise.
     tol : float, default=1e-3
         dcd: largest KKT violation (projected gradient) allowed; smo/sgd: the paper's T = theta.
-    max_iter : int, default=1000
+    max_iter : int, default=-1
         Epochs: passes over the active patterns (a pass over a shrunk set counts as one, as in
-        LIBLINEAR), or over the variables for smo/sgd.
+        LIBLINEAR), or over the variables for smo/sgd.  -1 (as in SVC): until converged, within
+        libsvm's guard of max(10^7, 100 n_samples) steps; any run also ends, with a
+        ConvergenceWarning, when three epochs in a row can take no step.
     shrinking : bool, default=True
         Set aside variables that sit at a bound with the gradient pointing out (a pattern when
         none is left), as LIBLINEAR's Crammer-Singer solver does; everything is re-checked
@@ -126,7 +128,7 @@ class InhibitorySVC(OneVsAllSVC):
         solver="dcd",
         selection="auto",
         tol=1e-3,
-        max_iter=1000,
+        max_iter=-1,
         shrinking=True,
         cache_size=200,
         random_state=None,
@@ -214,7 +216,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         solver="dcd",
         selection="auto",
         tol=1e-3,
-        max_iter=1000,
+        max_iter=-1,
         shrinking=True,
         cache_size=200,
         random_state=None,
@@ -289,7 +291,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         solver="dcd",
         selection="auto",
         tol=1e-3,
-        max_iter=1000,
+        max_iter=-1,
         shrinking=True,
         cache_size=200,
         random_state=None,

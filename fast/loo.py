@@ -29,8 +29,10 @@ from msvm.fast.engine import (
     SKIP_FRACTION,
     WARM_KERNEL_PATH,
     add_column,
+    epoch_limit,
     kernel_epochs,
     new_schedule,
+    step_budget,
 )
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import activate_all, output_shift, state_coef
@@ -130,11 +132,13 @@ def _folds(model, source, warm_start: bool):
         seed = check_random_state(model.random_state).randint(2**31 - 1)
         dual = (full_alpha, hi, lin, y_index, kdiag)
         shift = output_shift(model._kind, c, L)
-        args = (model._kind, c, shift, model.tol, SKIP_FRACTION * model.tol, model.max_iter, seed)
+        limits = (epoch_limit(model.max_iter), step_budget(model.max_iter, len(y_index)))
+        args = (model._kind, c, shift, model.tol, SKIP_FRACTION * model.tol, *limits, seed)
         predictions, steps, unconverged = warm_folds(source, full_U, full_S, dual, *args)
         if unconverged:
             warnings.warn(
-                f"{unconverged} leave-one-out folds stopped at max_iter={model.max_iter} epochs "
+                f"{unconverged} leave-one-out folds stopped (max_iter={model.max_iter}, its step "
+                f"budget, or a stall) "
                 f"with a KKT violation above tol={model.tol:g}; increase max_iter.",
                 ConvergenceWarning,
                 stacklevel=3,
@@ -153,8 +157,10 @@ def _folds(model, source, warm_start: bool):
 
 
 @nb.njit(cache=True)
-def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, max_iter, seed):
-    """Every fold from the full solution: (predicted class indices, steps, folds at max_iter).
+def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, max_iter, budget,
+               seed):  # fmt: skip
+    """Every fold from the full solution: (predicted class indices, steps, folds that ended above
+    tol: at max_iter epochs, at the step ``budget`` or stalled; ``engine.step_budget``).
 
     Fold i fixes pattern i's variables at 0 and takes its column off the outputs (``full_S`` are
     the engine's coefficients ``patterns.state_coef``; the row shift of K B does not change which
@@ -184,7 +190,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         activate_all(fold_hi, cls, n_cls)
         active[:] = np.arange(N)
         fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
-        schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH)
+        schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH, budget)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
         run = (max_iter, seed_i, active, N, schedule, tol, skip_below, 0.0)
         _, converged, _, taken = kernel_epochs(*run, source, 0.0, U, fold, kind, c, shift, -1)

@@ -94,6 +94,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     _single_variable_solvers = False
     _parameter_constraints = {
         **BaseMulticlassSVC._parameter_constraints,
+        "max_iter": [Interval(Integral, 1, None, closed="left")],  # sweeps of Figure 11 too
         "n_prototypes": [Interval(Integral, 1, None, closed="left")],
         "assignment": [StrOptions({"annealed", "greedy"})],
         "n_assignment_steps": [Interval(Integral, 0, None, closed="left")],

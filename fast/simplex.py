@@ -66,7 +66,7 @@ class SimplexSVC(BaseMulticlassSVC):
         degree=3,
         coef0=0.0,
         tol=1e-3,
-        max_iter=1000,
+        max_iter=-1,
         shrinking=True,
         cache_size=200,
         random_state=None,

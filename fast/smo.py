@@ -37,6 +37,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from msvm.fast.engine import epoch_limit, step_budget
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import hessian_structure, output_shift, pattern_gradient, state_change
 
@@ -111,7 +112,8 @@ class SingleVariableSolver:
     """ISVM Algorithm 1 (``eta=1``) or Algorithm 2 (``eta`` = eta_eff) on a kernel column source.
 
     ``tol`` is both the resolution T and the threshold theta (the paper sets them equal, 1e-3);
-    ``max_iter`` counts epochs of (number of free variables) random draws.
+    ``max_iter`` counts epochs of (number of free variables) random draws; -1 runs until
+    converged within the engine's step budget (``engine.step_budget``).
     """
 
     def __init__(self, kind, c, lin, hi, y_index, *, tol, max_iter, random_state, eta=1.0):
@@ -125,7 +127,10 @@ class SingleVariableSolver:
         kernel_diagonal(source, kdiag)
         free = np.flatnonzero(self.hi.ravel() > 0)
         steps = 0
-        for _ in range(self.max_iter):
+        budget = step_budget(self.max_iter, alpha.shape[0])
+        for _ in range(epoch_limit(self.max_iter)):
+            if steps >= budget:
+                break
             draws = free[self.rng.randint(free.size, size=free.size)]
             taken, kkt = single_variable_steps(
                 draws,
@@ -148,8 +153,8 @@ class SingleVariableSolver:
             if kkt <= self.tol:
                 return steps / free.size, kkt
         warnings.warn(
-            f"The solver stopped after max_iter={self.max_iter} epochs with a mean KKT distance of "
-            f"{kkt:.2e} > tol={self.tol:g}; increase max_iter.",
+            f"The solver stopped after {steps} variable steps (max_iter={self.max_iter}) with a "
+            f"mean KKT distance of {kkt:.2e} > tol={self.tol:g}; increase max_iter.",
             ConvergenceWarning,
             stacklevel=4,
         )

@@ -117,7 +117,7 @@ def test_no_convergence_without_a_pass_over_every_variable():
     cls, n_cls = np.zeros((N, L), dtype=np.int64), np.ones(N, dtype=np.int64)  # one of three active
     dual = (np.zeros((N, L)), hi, np.ones((N, L)), np.zeros(N, np.int64), np.ones(N), cls, n_cls)
     order, keep, active = np.arange(N), np.ones(N, dtype=np.bool_), np.arange(N)
-    schedule = engine.new_schedule(1e-3, 5e-4, engine.KERNEL_PATH)
+    schedule = engine.new_schedule(1e-3, 5e-4, engine.KERNEL_PATH, np.inf)
     schedule[engine.ALL_ACTIVE] = 0.0  # the variables were not all active in this pass
     converged, count = engine.after_epoch(order, keep, 1e-4, active, N, schedule, 1e-3, 5e-4, dual)
     assert not converged and count == N

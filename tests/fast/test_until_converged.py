@@ -1,0 +1,98 @@
+"""max_iter=-1 (the default): runs until converged, within libsvm's step budget and a stall guard.
+
+The case: 60 iris points with a wide RBF kernel (gamma = scale / 10) at C = 100, where each
+machine needs 4 500 - 10 000 epochs -- more than the old default max_iter=1000 allowed, so those
+fits used to stop with a ConvergenceWarning short of the optimum.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from msvm.core import datasets
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    MultiPrototypeSVC,
+    WestonWatkinsSVC,
+    engine,
+)
+from msvm.reference import FORMULATIONS, Problem
+
+MACHINES = [
+    (InhibitorySVC, "inhibitory"),
+    (WestonWatkinsSVC, "weston_watkins"),
+    (CrammerSingerSVC, "crammer_singer"),
+    (LeeLinWahbaSVC, "lee_lin_wahba"),
+]
+
+
+@pytest.fixture(scope="module")
+def wide_kernel_iris():
+    X, y = datasets.load("iris", n_samples=60)
+    return X, y, 0.1 / (X.shape[1] * X.var())
+
+
+@pytest.mark.parametrize("Estimator, key", MACHINES)
+def test_default_runs_to_the_reference_optimum(wide_kernel_iris, Estimator, key):
+    X, y, gamma = wide_kernel_iris
+    reference = FORMULATIONS[key].dual(Problem(X, y, C=100.0, kernel="rbf", gamma=gamma))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = Estimator(C=100.0, gamma=gamma, tol=1e-4, random_state=0).fit(X, y)
+    assert clf.n_iter_ > 1000  # beyond the old default
+    assert clf.kkt_violation_ <= 1e-4
+    assert clf.dual_objective_ == pytest.approx(reference.objective, rel=1e-5)
+    assert clf.objective_ == pytest.approx(reference.objective, rel=1e-3)
+    # a finite max_iter still means what it says
+    with pytest.warns(ConvergenceWarning, match="max_iter=1000 epochs"):
+        short = Estimator(C=100.0, gamma=gamma, max_iter=1000, random_state=0).fit(X, y)
+    assert short.n_iter_ == 1000
+
+
+def test_step_budget_ends_an_unlimited_run(wide_kernel_iris, monkeypatch):
+    X, y, gamma = wide_kernel_iris
+    monkeypatch.setattr(engine, "STEP_BUDGET", 500)
+    monkeypatch.setattr(engine, "STEP_BUDGET_PER_PATTERN", 0)
+    with pytest.warns(ConvergenceWarning, match="budget of 500 pattern steps"):
+        clf = InhibitorySVC(C=100.0, gamma=gamma, random_state=0).fit(X, y)
+    assert 500 <= clf.n_steps_ < 500 + len(y)  # the epoch that crossed it ends the run
+    assert clf.kkt_violation_ > clf.tol
+
+
+def test_step_budget_matches_libsvm():
+    assert engine.step_budget(-1, 10) == 1e7
+    assert engine.step_budget(-1, 200_000) == 2e7  # 100 l
+    assert engine.step_budget(50, 10) == np.inf
+    assert engine.epoch_limit(-1) == engine.UNLIMITED and engine.epoch_limit(7) == 7
+
+
+def test_stall_guard_counts_stuck_epochs():
+    schedule = engine.new_schedule(1e-3, 0.0, engine.KERNEL_PATH, 100.0)
+    stuck = (0, 0.5, 0.1)  # no step, though the worst violation is above the step threshold
+    assert not engine.out_of_steps(schedule, *stuck)
+    assert not engine.out_of_steps(schedule, *stuck)
+    assert not engine.out_of_steps(schedule, 5, 0.5, 0.1)  # a step resets the count
+    assert schedule[engine.STEPS_LEFT] == 95.0
+    for _ in range(engine.STALL_EPOCHS + 2):  # nothing above the threshold: not stuck
+        assert not engine.out_of_steps(schedule, 0, 0.05, 0.1)
+    ends = [engine.out_of_steps(schedule, *stuck) for _ in range(engine.STALL_EPOCHS)]
+    assert ends == [False] * (engine.STALL_EPOCHS - 1) + [True]
+    budget = engine.new_schedule(1e-3, 0.0, engine.KERNEL_PATH, 3.0)
+    assert engine.out_of_steps(budget, 3, 0.5, 0.1)
+
+
+@pytest.mark.parametrize("max_iter", [0, -2])
+def test_max_iter_below_minus_one_is_refused(wide_kernel_iris, max_iter):
+    X, y, _ = wide_kernel_iris
+    with pytest.raises(ValueError, match="max_iter"):
+        InhibitorySVC(max_iter=max_iter).fit(X, y)
+
+
+def test_multi_prototype_sweeps_need_a_count(wide_kernel_iris):
+    X, y, _ = wide_kernel_iris
+    with pytest.raises(ValueError, match="max_iter"):
+        MultiPrototypeSVC(max_iter=-1).fit(X, y)
