@@ -505,6 +505,12 @@ def out_of_steps(schedule, steps, worst, skip):
     violation ``worst`` was above the step threshold ``skip`` (the caller checked convergence)."""
     schedule[STEPS_LEFT] -= steps
     schedule[IDLE] = schedule[IDLE] + 1.0 if steps == 0 and worst > skip else 0.0
+    return exhausted(schedule)
+
+
+@nb.njit(cache=True)
+def exhausted(schedule):
+    """Whether the run must end short of tol: its step budget is spent or it is stuck."""
     return schedule[STEPS_LEFT] <= 0.0 or schedule[IDLE] >= STALL_EPOCHS
 
 
@@ -736,7 +742,7 @@ class DecompositionSolver:
                 print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
             if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
-            if schedule[STEPS_LEFT] <= 0.0 or schedule[IDLE] >= STALL_EPOCHS:
+            if exhausted(schedule):
                 break
             small = compact is not None and n_active <= compact.at
             if small and schedule[ALL_ACTIVE] == 0.0 and n_iter < self.epochs:
@@ -769,7 +775,7 @@ class DecompositionSolver:
         N = U.shape[0]
         viol = np.empty(N)
         pattern_violations(U, dual, self.kind, self.shift, viol)
-        while self.n_steps < min(self.budget, self.epochs * N):
+        while self.n_steps < self._step_limit(N):
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, self.tol, viol)
             taken, worst = greedy_steps(N, *args)
             self.n_steps += taken
@@ -793,8 +799,7 @@ class DecompositionSolver:
             class_signs(self.y_index, l, sign)
             u, a = U[:, l], np.ascontiguousarray(alpha[:, l])
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
-            limit = min(self.budget, self.epochs * N)  # steps for this class
-            args = (sign, kdiag, self.tol, int(limit), self.shrinking)
+            args = (sign, kdiag, self.tol, int(self._step_limit(N)), self.shrinking)
             steps, violation = solve_class(source, self.offset, u, a, hi, lin, *args)
             alpha[:, l] = a
             self.n_steps += steps
@@ -804,6 +809,11 @@ class DecompositionSolver:
         if worst > self.tol:
             self._warn(worst)
         return int(np.ceil(self.n_steps / (N * L))), worst
+
+    def _step_limit(self, N):
+        """Steps the greedy solvers may take (each class, for the separable one): max_iter
+        epochs of N steps, or the step budget of max_iter=-1."""
+        return min(self.budget, self.epochs * N)
 
     def _check_width(self, n_columns, sum_column):
         width = state_width(self.kind, self.c, self.lin.shape[1], sum_column)
