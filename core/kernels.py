@@ -17,7 +17,8 @@ def _dot(X, Y) -> np.ndarray:
     return out.toarray() if sp.issparse(out) else np.asarray(out)
 
 
-def _squared_norms(X) -> np.ndarray:
+def squared_norms(X) -> np.ndarray:
+    """|x|^2 for every row of X (dense or sparse)."""
     if sp.issparse(X):
         return np.asarray(X.multiply(X).sum(axis=1)).ravel()
     return np.einsum("ij,ij->i", X, X)
@@ -38,20 +39,23 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
     """-gamma ||x - y||^2 for every pair, in one matrix product:
     [2 gamma X, -gamma |x|^2, 1] [Y, 1, -gamma |y|^2]^T = -gamma (|x|^2 + |y|^2 - 2 <x, y>).
 
-    Rounding can leave the exponent of (nearly) equal points a few ulps above 0: harmless
-    (k = 1 + 1e-16), and not worth a pass to clip.
+    Rounding can leave the exponent of (nearly) equal points above 0: a few ulps at moderate
+    gamma, but at gamma = 1e300 as much as 1e285, whose exponential is inf; ``rbf_kernel``
+    clips it at 0 (numba's ``kernels._finish`` clips the distance likewise).
     """
-    sq_x, sq_y = _squared_norms(X), _squared_norms(Y)
+    sq_x, sq_y = squared_norms(X), squared_norms(Y)
     A = _augmented(2.0 * gamma * X, -gamma * sq_x, np.ones(X.shape[0]))
     B = _augmented(Y, np.ones(Y.shape[0]), -gamma * sq_y)
     return _dot(A, B)
 
 
 def rbf_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:
-    """k(x, y) = exp(-gamma ||x - y||^2): ``rbf_exponent`` exponentiated in place (two passes
-    over the N x M result instead of seven); the diagonal of k(X, X) is set to its exact value 1.
+    """k(x, y) = exp(-gamma ||x - y||^2): ``rbf_exponent`` clipped at 0 and exponentiated in
+    place (three passes over the N x M result instead of eight); the diagonal of k(X, X) is set
+    to its exact value 1.
     """
     K = rbf_exponent(X, Y, gamma)
+    np.minimum(K, 0.0, out=K)
     np.exp(K, out=K)
     if X is Y:
         np.fill_diagonal(K, 1.0)

@@ -1,14 +1,34 @@
-"""Input validation shared by both layers: clear scikit-learn style ``ValueError``s."""
+"""Input validation shared by both layers: clear scikit-learn style ``ValueError``s.
+
+Every entry point goes through these checks — the reference layer's ``Problem``, every fast
+estimator's ``fit`` (``msvm.fast.base.validate_training_data``), the leave-one-out path and the
+command line — so a bad input gets the same message wherever it enters:
+
+- ``check_labels``: classification targets, one dimension (a column vector is raveled with
+  scikit-learn's ``DataConversionWarning``), at least two classes;
+- ``check_gram``: a precomputed training kernel is square, finite and symmetric;
+- ``resolve_kernel``: the kernel parameters are valid and the kernel's values are representable
+  in float64 on the data (a row whose squared norm overflows, or gamma = 1e300, would otherwise
+  turn into NaN or inf silently);
+- ``check_finite``: a result computed from valid input is finite (values near float64's range can
+  still overflow inside a fit: say so rather than return NaN).
+"""
 
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
-from sklearn.utils import check_array, check_X_y
+import scipy.sparse as sp
+from sklearn.utils import check_array, check_X_y, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 
+from msvm.core.kernels import resolve_gamma, squared_norms
+
 KERNEL_NAMES = ("linear", "rbf", "poly", "precomputed")
+
+# A precomputed kernel is symmetric when |K - K^T| <= SYMMETRY_RTOL |K| + SYMMETRY_ATOL max|K|.
+SYMMETRY_RTOL, SYMMETRY_ATOL = 1e-10, 1e-12
 
 
 def check_C(C) -> float:
@@ -38,25 +58,114 @@ def check_kernel_params(kernel, gamma, degree, coef0) -> None:
         raise ValueError(f"coef0 must be a finite real number, got {coef0!r}.")
 
 
-def check_training_data(X, y, *, kernel: str = "linear", accept_sparse=False):
-    """Validate a training set and encode its labels.
+def check_labels(y):
+    """``classes`` (sorted unique labels) and ``y_index`` (each row's class index, int64).
 
-    Returns ``X`` (float64, finite), ``classes`` (sorted unique labels) and ``y_index`` (integer
-    class index of each row, in ``0..L-1``).  Raises ``ValueError`` for NaN/inf, mismatched
-    lengths, fewer than two classes, and a precomputed kernel that is not square.
+    Raises ``ValueError`` for continuous or multi-output targets and for fewer than two classes.
     """
-    X, y = check_X_y(X, y, accept_sparse=accept_sparse, dtype=np.float64, y_numeric=False)
+    y = column_or_1d(y, warn=True)
     check_classification_targets(y)
     classes, y_index = np.unique(y, return_inverse=True)
     if classes.size < 2:
         raise ValueError(
             f"The number of classes has to be greater than one; got {classes.size} class."
         )
-    if kernel == "precomputed" and X.shape[0] != X.shape[1]:
+    return classes, y_index.astype(np.int64)
+
+
+def check_gram(K: np.ndarray) -> np.ndarray:
+    """A precomputed training kernel: square, finite (checked by the caller's ``check_array``)
+    and symmetric to ``SYMMETRY_RTOL``; returned C-contiguous and writable (numba's column cache
+    reads it as a mutable array, so a read-only or memory-mapped input is copied)."""
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(
-            f"A precomputed kernel for training must be a square Gram matrix; got shape {X.shape}."
+            f"A precomputed kernel for training must be a square Gram matrix; got shape {K.shape}."
         )
-    return X, classes, y_index.astype(np.int64)
+    n = K.shape[0]
+    scale = max(float(K.max()), -float(K.min())) if n else 0.0
+    step = max(1, 2**22 // max(n, 1))  # row blocks: no N x N temporaries
+    for start in range(0, n, step):
+        rows, cols = K[start : start + step], K[:, start : start + step].T
+        excess = np.abs(rows - cols) - SYMMETRY_RTOL * np.abs(cols) - SYMMETRY_ATOL * scale
+        if np.any(excess > 0):
+            i, j = np.unravel_index(np.argmax(excess), excess.shape)
+            raise ValueError(
+                "A precomputed kernel for training must be symmetric; "
+                f"K[{start + i}, {j}] = {float(rows[i, j])!r} but K[{j}, {start + i}] = "
+                f"{float(cols[i, j])!r}."
+            )
+    if not (K.flags.writeable and K.flags.c_contiguous):
+        K = np.array(K, dtype=np.float64, order="C")
+    return K
+
+
+def resolve_kernel(X, kernel: str, gamma, degree: int, coef0: float) -> float:
+    """The numeric gamma for training data ``X`` (0 for the linear and precomputed kernels),
+    after checking that the kernel's values on ``X`` are finite in float64.
+
+    The bound checked is each kernel's largest magnitude over the rows of X: max |x|^2
+    (linear), 4 gamma max |x|^2 (the RBF exponent), (gamma max |x|^2 + |coef0|)^degree (poly).
+    """
+    check_kernel_params(kernel, gamma, degree, coef0)
+    if kernel == "precomputed":
+        return 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        largest = float(squared_norms(X).max()) if X.shape[0] else 0.0
+        if not np.isfinite(largest):
+            raise ValueError(
+                "X has values too large for a kernel: a row's squared norm overflows float64 "
+                f"(largest |x_ij| = {_largest_entry(X):.3g}); rescale the features."
+            )
+        value = 0.0 if kernel == "linear" else resolve_gamma(gamma, X)
+        if kernel != "linear" and not (np.isfinite(value) and value > 0):
+            raise ValueError(
+                f"gamma={gamma!r} resolves to {value!r} on this X (feature variance out of "
+                "float64's range); rescale the features or pass a number."
+            )
+        if kernel == "linear":
+            bound = largest
+        elif kernel == "rbf":
+            bound = np.float64(4.0) * value * largest
+        else:
+            bound = (np.float64(value) * largest + abs(coef0)) ** int(degree)
+    if not np.isfinite(bound):
+        raise ValueError(
+            f"The {kernel} kernel overflows float64 on X (gamma={value:.3g}, degree={degree}, "
+            f"coef0={coef0:.3g}, largest squared norm {largest:.3g}); rescale the features "
+            "or lower gamma / degree."
+        )
+    return value
+
+
+def _largest_entry(X) -> float:
+    data = X.data if sp.issparse(X) else X
+    return float(np.abs(data).max()) if data.size else 0.0
+
+
+def check_finite(what: str, *arrays) -> None:
+    """Raise ``ValueError`` if any of ``arrays`` (or scalars) holds NaN or inf: ``what``, computed
+    from finite input, overflowed float64."""
+    for a in arrays:
+        if not np.all(np.isfinite(a)):
+            raise ValueError(
+                f"{what} overflowed float64: the input is finite but too large for this "
+                "problem (kernel values times C times the number of samples); rescale the "
+                "features, or lower C or gamma."
+            )
+
+
+def check_training_data(X, y, *, kernel: str = "linear", accept_sparse=False):
+    """Validate a training set and encode its labels.
+
+    Returns ``X`` (float64, finite), ``classes`` (sorted unique labels) and ``y_index`` (integer
+    class index of each row, in ``0..L-1``).  Raises ``ValueError`` for NaN/inf, mismatched
+    lengths, fewer than two classes, and a precomputed kernel that is not square and symmetric.
+    """
+    X, y = check_X_y(X, y, accept_sparse=accept_sparse, dtype=np.float64, y_numeric=False)
+    classes, y_index = check_labels(y)
+    if kernel == "precomputed":
+        X = check_gram(X)
+    return X, classes, y_index
 
 
 def check_predict_input(X, *, n_features: int, kernel: str, accept_sparse=False) -> np.ndarray:
@@ -72,3 +181,17 @@ def check_predict_input(X, *, n_features: int, kernel: str, accept_sparse=False)
             f"X has {X.shape[1]} columns, but the model was fitted with {n_features} {what}."
         )
     return X
+
+
+def gram_eigh(K: np.ndarray):
+    """``numpy.linalg.eigh`` of a symmetric Gram matrix, with a ``ValueError`` (not a
+    ``LinAlgError`` or NaN eigenvalues) when its entries are too large to factor in float64."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            s, V = np.linalg.eigh(K)
+    except np.linalg.LinAlgError as error:
+        raise ValueError(
+            f"The Gram matrix cannot be factored ({error}); rescale the features."
+        ) from None
+    check_finite("The Gram matrix's eigendecomposition", s, V)
+    return s, V

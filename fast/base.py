@@ -16,11 +16,17 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from msvm.core.kernels import kernel_matrix, resolve_gamma
+from msvm.core.kernels import kernel_matrix
 from msvm.core.objectives import canonical_objective
+from msvm.core.validation import (
+    check_finite,
+    check_gram,
+    check_kernel_params,
+    check_labels,
+    resolve_kernel,
+)
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import dual_vectors, outputs_of_state, separable, state_coef
@@ -31,9 +37,13 @@ _BIAS_ROUNDS = 200
 
 
 def validate_training_data(estimator, X, y, accept_sparse="csr"):
-    """scikit-learn's checks for a fit: finite X, classification targets, at least two classes,
-    a square Gram matrix when the kernel is precomputed.  Sets ``classes_``; returns X, y_index.
+    """A fit's checks, the same for every estimator (``msvm.core.validation``): the kernel
+    parameters, finite X with one label per row, classification targets with at least two
+    classes, a square symmetric Gram matrix when the kernel is precomputed, kernel values
+    representable in float64.  Sets ``classes_`` and ``_gamma`` (the numeric gamma); returns
+    X (writable: numba reads it as a mutable array) and the class index of each row.
     """
+    check_kernel_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0)
     X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse, dtype=np.float64)
     if sp.issparse(X):
         if estimator.kernel == "precomputed":
@@ -41,15 +51,14 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
         else:
             X = X.tocsr(copy=True)
             X.sum_duplicates()  # canonical CSR: the numba kernels read one entry per column
-    check_classification_targets(y)
-    estimator.classes_, y_index = np.unique(y, return_inverse=True)
-    L = estimator.classes_.size
-    if L < 2:
-        raise ValueError(f"The number of classes has to be greater than one; got {L} class.")
-    if estimator.kernel == "precomputed" and X.shape[0] != X.shape[1]:
-        raise ValueError(
-            f"A precomputed kernel for training must be a square Gram matrix; got {X.shape}."
-        )
+    elif not X.flags.writeable:
+        X = X.copy()
+    estimator.classes_, y_index = check_labels(y)
+    if estimator.kernel == "precomputed":
+        X = check_gram(X)
+    estimator._gamma = resolve_kernel(
+        X, estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0
+    )
     return X, y_index
 
 
@@ -121,11 +130,6 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     def _fit_intercept(self) -> bool:
         return bool(getattr(self, "fit_intercept", False))
 
-    def _gamma_value(self, X) -> float:
-        if self.kernel in ("linear", "precomputed"):
-            return 0.0
-        return resolve_gamma(self.gamma, X)
-
     def _initial_alpha(self, shape, C):
         if self.warm_start and hasattr(self, "dual_coef_") and self.dual_coef_.shape == shape:
             return np.minimum(self.dual_coef_ * (C / self._fitted_C), C)  # alpha seeding, C path
@@ -142,7 +146,6 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         if self._fit_intercept() and self.solver != "dcd":
             raise ValueError(f"solver={self.solver!r} has no bias; use fit_intercept=False.")
         C = float(self.C)
-        self._gamma = self._gamma_value(X)
         c = self._inhibition(L)
         lin0, free = self._dual_terms(y_index, L)
         hi = self._upper_bounds(C, free)
@@ -152,7 +155,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         b = previous.copy() if reuse_bias and previous.shape == (L,) else np.zeros(L)
         self._selection = self._resolve_selection(c)
         linear = self.kernel == "linear" and self.solver == "dcd" and self._selection == "cyclic"
-        rho = self._bias_penalty(X, linear) if self._fit_intercept() else 0.0
+        rho = self._bias_penalty(X, linear, C) if self._fit_intercept() else 0.0
         if linear:
             data = LinearData(X)
             S = state_coef(self._kind, alpha, y_index, c)
@@ -210,6 +213,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.objective_, self.dual_objective_ = self._objectives(
             norm_sq, F, alpha, lin0, y_index, C
         )
+        check_finite("The fit", self.objective_, self.dual_objective_, F)
         self.relative_gap_ = (self.objective_ - self.dual_objective_) / abs(self.objective_)
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
         self._sv_coef = B[self.support_]
@@ -240,15 +244,23 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         primal = canonical_objective(norm_sq, self._loss(F, y_index), C)
         return primal, float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
 
-    def _bias_penalty(self, X, linear) -> float:
-        """rho for the bias's augmented Lagrangian: the mean kernel diagonal."""
+    def _bias_penalty(self, X, linear, C) -> float:
+        """rho for the bias's augmented Lagrangian, at least 1 / (C N).
+
+        Each round is a proximal step on the bias, b+ = argmin_b P(b) + ||b - b_prev||^2 / (2 rho),
+        and P's slope in b is at most C N: with rho = 1 / (C N) a round can move the bias by O(1)
+        at any C (with the mean kernel diagonal alone it moved 1e-3 per round at C = 1e-4), and
+        the stop |rho sum_i B_i| <= tol asks |dP/db| <= tol C N, a share of the patterns.
+        """
         if self.kernel == "precomputed":
-            return float(np.mean(np.diag(X)))
-        if linear or self.kernel == "linear":
+            diag = float(np.mean(np.diag(X)))
+        elif linear or self.kernel == "linear":
             sq = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
-            return float(np.mean(sq)) or 1.0
-        diag = kernel_matrix(X[:1], X[:1], self.kernel, self._gamma, self.degree, self.coef0)
-        return float(diag[0, 0]) or 1.0
+            diag = float(np.mean(sq))
+        else:
+            one = kernel_matrix(X[:1], X[:1], self.kernel, self._gamma, self.degree, self.coef0)
+            diag = float(one[0, 0])
+        return max(diag, 1.0 / (C * X.shape[0]))
 
     def _biased_terms(self, lin0, b, y_index):
         """The dual's linear term at a fixed bias b (only Weston-Watkins has one)."""
@@ -285,16 +297,20 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     def _scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        if getattr(self, "_linear_weights", False):  # explicit weights: no kernel
-            return np.asarray(X @ self.coef_.T) + self.intercept_
-        if self.kernel == "precomputed":
-            K = X[:, self.support_]
-            K = K.toarray() if sp.issparse(K) else K
-        else:
-            K = kernel_matrix(
-                X, self.support_vectors_, self.kernel, self._gamma, self.degree, self.coef0
-            )
-        return np.asarray(K @ self._sv_coef) + self.intercept_
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
+            if getattr(self, "_linear_weights", False):  # explicit weights: no kernel
+                K, coef = X, self.coef_.T
+            elif self.kernel == "precomputed":
+                K = X[:, self.support_]
+                K, coef = (K.toarray() if sp.issparse(K) else K), self._sv_coef
+            else:
+                K = kernel_matrix(
+                    X, self.support_vectors_, self.kernel, self._gamma, self.degree, self.coef0
+                )
+                coef = self._sv_coef
+            scores = np.asarray(K @ coef) + self.intercept_
+        check_finite("The decision values", scores)
+        return scores
 
     def decision_function(self, X):
         """Class scores f_j(x), shape (n_samples, n_classes); for two classes f_2 - f_1."""

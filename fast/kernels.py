@@ -131,10 +131,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def _threaded_exp(E: np.ndarray) -> np.ndarray:
-    """exp(E) in place, by row blocks on threads."""
+    """exp(min(E, 0)) in place, by row blocks on threads."""
     global _exp_pool
 
     def block(rows):
+        np.minimum(E[rows], 0.0, out=E[rows])  # see core.kernels.rbf_exponent
         np.exp(E[rows], out=E[rows])
 
     n_blocks = min(EXP_THREADS, max(1, E.size // EXP_THREAD_MIN))

@@ -21,9 +21,9 @@ import numba as nb
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
+from sklearn.utils import check_random_state, column_or_1d
 
-from msvm.core.kernels import kernel_matrix, resolve_gamma
+from msvm.core.kernels import kernel_matrix
 from msvm.fast.base import validate_training_data
 from msvm.fast.engine import (
     SKIP_FRACTION,
@@ -52,17 +52,25 @@ class LeaveOneOutPath:
     unconverged: int = 0  # folds that stopped at max_iter (a ConvergenceWarning says so too)
 
     def accuracy(self, y) -> np.ndarray:
-        """Leave-one-out accuracy at each C."""
-        return np.mean(self.predictions == np.asarray(y)[None, :], axis=1)
+        """Leave-one-out accuracy at each C (``y`` as passed to ``leave_one_out_path``)."""
+        y = column_or_1d(y)
+        if y.size != self.predictions.shape[1]:
+            raise ValueError(
+                f"y has {y.size} labels; the path has {self.predictions.shape[1]} predictions."
+            )
+        return np.mean(self.predictions == y[None, :], axis=1)
 
 
-def gram_matrix(estimator, X, y) -> np.ndarray:
-    """The training Gram matrix of ``estimator``'s kernel (validated input; X if precomputed)."""
-    X, _ = validate_training_data(clone(estimator), X, y)
+def gram_matrix(estimator, X, y):
+    """The training Gram matrix of ``estimator``'s kernel (X itself if precomputed) and the
+    labels as one dimension, both validated as ``fit`` validates them."""
+    model = clone(estimator)
+    X, y_index = validate_training_data(model, X, y)
+    y = model.classes_[y_index]
     if estimator.kernel == "precomputed":
-        return X
-    gamma = 0.0 if estimator.kernel == "linear" else resolve_gamma(estimator.gamma, X)
-    return kernel_matrix(X, X, estimator.kernel, gamma, estimator.degree, estimator.coef0)
+        return X, y
+    K = kernel_matrix(X, X, estimator.kernel, model._gamma, estimator.degree, estimator.coef0)
+    return K, y
 
 
 def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOneOutPath:
@@ -80,10 +88,9 @@ def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOne
     Cs = np.asarray(Cs, dtype=np.float64).ravel()
     if Cs.size == 0 or not np.all(np.isfinite(Cs)) or np.any(Cs <= 0):
         raise ValueError(f"Cs must be a non-empty list of positive numbers; got {Cs}.")
-    K = np.asarray(gram_matrix(estimator, X, y), dtype=np.float64)
+    K, y = gram_matrix(estimator, X, y)
     source = precomputed_source(K)
     model = clone(estimator).set_params(kernel="precomputed", warm_start=warm_start)
-    y = np.asarray(y)
     _, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
     singletons = np.flatnonzero(counts[y_index] == 1)  # folds that lose their class
     predictions, steps, unconverged = [], 0, 0

@@ -26,12 +26,13 @@ import numba as nb
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.utils import check_random_state
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from msvm.core.coding import one_vs_all_code
-from msvm.core.kernels import kernel_matrix, resolve_gamma
+from msvm.core.kernels import kernel_matrix
+from msvm.core.validation import check_finite, gram_eigh
 from msvm.fast.base import validate_training_data
 
 _EIGEN_CUTOFF = 1e-10
@@ -77,17 +78,19 @@ class KernelPCABasis:
         if approximation == "nystroem":
             m = min(n_components or NYSTROEM_DEFAULT, X.shape[0])
             self.landmarks = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
-            s, V = np.linalg.eigh(self._kernel(self.landmarks, self.landmarks))
+            s, V = gram_eigh(self._kernel(self.landmarks, self.landmarks))
             keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
             self.to_features = V[:, keep] / np.sqrt(s[keep])  # phi~(x) = k(x, L) U S^-1/2
             features = self._kernel(X, self.landmarks) @ self.to_features
             Q, sigma, Wt = np.linalg.svd(features, full_matrices=False)
-            keep = sigma > np.sqrt(_EIGEN_CUTOFF) * sigma[0]
+            # A zero landmark Gram matrix leaves no feature (sigma empty): an empty basis, as
+            # the exact path gives for a zero Gram matrix (every class ties at d = 0).
+            keep = sigma > np.sqrt(_EIGEN_CUTOFF) * (sigma[0] if sigma.size else 0.0)
             self.A, self.gamma = Q[:, keep], sigma[keep] ** 2
             self.to_scores = self.to_features @ Wt[keep].T  # z(x) = phi~(x) W
         else:
             self.landmarks = X
-            s, V = np.linalg.eigh(self._kernel(X, X))
+            s, V = gram_eigh(self._kernel(X, X))
             order = np.argsort(s)[::-1]
             s, V = s[order], V[:, order]
             keep = s > _EIGEN_CUTOFF * max(s[0], 0.0)
@@ -176,8 +179,10 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _code(self, n_classes):
-        code = one_vs_all_code(n_classes) if self.code is None else np.asarray(self.code, float)
-        if code.ndim != 2 or code.shape[0] != n_classes:
+        if self.code is None:
+            return one_vs_all_code(n_classes)
+        code = check_array(self.code, dtype=np.float64, input_name="code")
+        if code.shape[0] != n_classes:
             raise ValueError(f"code must have one row per class ({n_classes}), got {code.shape}.")
         if np.unique(code, axis=0).shape[0] != n_classes:
             raise ValueError("code must give every class a distinct codeword.")
@@ -226,9 +231,6 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Fit the regularisation path and choose the total dimension d."""
         X, y_index = validate_training_data(self, X, y, accept_sparse=False)
         rng = check_random_state(self.random_state)
-        self._gamma = (
-            0.0 if self.kernel in ("linear", "precomputed") else resolve_gamma(self.gamma, X)
-        )
         code = self._code(self.classes_.size)
         basis, G, risk, alloc, coef = self._path(X, y_index, code, rng)
         self._basis, self.code_ = basis, code
@@ -278,10 +280,12 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        Z = self._basis.scores(X)
         alloc = self.allocation_path_[self.selected_dimension_]
-        F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
-        scores = -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
+            Z = self._basis.scores(X)
+            F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
+            scores = -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
+        check_finite("The decision values", scores)
         return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
 
     def predict(self, X):

@@ -22,14 +22,17 @@ with the temperature when annealed.  The model kept is the one of least primal v
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from msvm.core.objectives import canonical_objective, multi_prototype_loss
+from msvm.core.validation import check_finite
 from msvm.fast.base import BaseMulticlassSVC, validate_training_data
 from msvm.fast.engine import DecompositionSolver
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
@@ -155,7 +158,6 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         L, q, C = self.classes_.size, int(self.n_prototypes), float(self.C)
         rng = check_random_state(self.random_state)
         self.n_iter_ = 0
-        self._gamma = self._gamma_value(X)
         source = (
             precomputed_source(X)
             if self.kernel == "precomputed"
@@ -255,6 +257,17 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 optimize_on_pattern(
                     method, p, assigned[p], negative, source, U, alpha, C, kdiag[p], phi_v, 1000
                 )
+        else:  # max_iter sweeps, each selecting and optimising: is the last one's result at tol?
+            pattern_values(0, assigned, negative, U, alpha, C, kdiag, kkt, work)
+            self.kkt_violation_ = kkt.max()
+            if self.kkt_violation_ > self.tol:
+                warnings.warn(
+                    f"The {self.optimizer!r} optimizer stopped with a KKT violation of "
+                    f"{self.kkt_violation_:.2e} > tol={self.tol:g}: max_iter={self.max_iter} "
+                    "sweeps were run; increase max_iter.",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
         self.n_iter_ += sweep
 
     def _new_assignment(self, F, y_index, proto_class, assigned, C, t, rng):
@@ -276,6 +289,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.assignment_ = assigned
         self.prototype_class_ = proto_class
         self.intercept_ = np.zeros(proto_class.size)
+        check_finite("The fit", primal)
         self.objective_ = primal
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
         self._sv_coef = B[self.support_]

@@ -242,67 +242,70 @@ def budget_rank_one(n, g, k, alpha, hi, delta, work):
     The KKT conditions give alpha_r + d_r = max(0, a_r - tau) with a_r = alpha_r + g_r / k, where
     either the budget is slack and tau solves S(tau) - s0 = tau (S(tau) = sum max(0, a_r - tau),
     s0 = sum alpha), or it binds and tau solves S(tau) = C.  Both are found on the sorted a_r, as
-    in LIBLINEAR's Crammer-Singer sub-solver.  Variables with hi = 0 stay fixed at 0 (C is the
-    largest hi); ``work`` is a work array of size >= 2n.
+    in LIBLINEAR's Crammer-Singer sub-solver.  Everything is computed relative to the variable
+    with the largest gradient, b_r = a_r - a_ref = (alpha_r - alpha_ref) + (g_r - g_ref) / k,
+    and t = tau - a_ref: with a tiny kernel diagonal g / k is huge, and a_r's own rounding
+    (ulp(g / k) >> C) would make the mass sum past C.  Variables with hi = 0 stay fixed at 0
+    (C is the largest hi); ``work`` is a work array of size >= 2n.
     """
-    m, s0, budget = 0, 0.0, 0.0
+    m, s0, budget, ref = 0, 0.0, 0.0, -1
     for p in range(n):
         delta[p] = 0.0
         if hi[p] > 0.0:
             m += 1
             s0 += alpha[p]
             budget = max(budget, hi[p])
+            if ref < 0 or g[p] > g[ref]:
+                ref = p
     if m == 0:
         return
     if n == 1 and k > 0.0:  # one variable: max g d - k d^2 over alpha + d in [0, C]
         delta[0] = min(max(g[0] / (2.0 * k), -alpha[0]), budget - alpha[0])
         return
     if k <= 0.0:  # linear objective: the whole budget on the best variable, if it gains
-        best = -1
-        for p in range(n):
-            if hi[p] > 0.0 and (best < 0 or g[p] > g[best]):
-                best = p
         for p in range(n):
             if hi[p] > 0.0:
                 delta[p] = -alpha[p]
-        if g[best] > 0.0:
-            delta[best] += budget
+        if g[ref] > 0.0:
+            delta[ref] += budget
         return
     q = 0
     for p in range(n):
         if hi[p] > 0.0:
-            work[q] = -(alpha[p] + g[p] / k)
+            work[q] = -((alpha[p] - alpha[ref]) + (g[p] - g[ref]) / k)
             q += 1
-    a = work[m : 2 * m]
-    sort_small_pairs(work[:m], work[:m], a, a)  # ascending in -a_r
+    b = work[m : 2 * m]
+    sort_small_pairs(work[:m], work[:m], b, b)  # ascending in -b_r
     for q in range(m):
-        a[q] = -a[q]  # a_r in descending order
-    # Budget slack: on the segment with the top q values above tau, tau = (sum_q a - s0) / (q+1).
-    tau, total = -s0, 0.0
+        b[q] = -b[q]  # b_r in descending order
+    # Budget slack: with the top q values above tau, tau = (sum_q a - s0) / (q + 1), that is
+    # t = (sum_q b - s0 - a_ref) / (q + 1).
+    a_ref = alpha[ref] + g[ref] / k
+    t, total = -s0 - a_ref, 0.0
     for q in range(m + 1):
         if q > 0:
-            total += a[q - 1]
-        t = (total - s0) / (q + 1)
-        upper = a[q - 1] if q > 0 else np.inf
-        lower = a[q] if q < m else -np.inf
-        if lower <= t < upper:
-            tau = t
+            total += b[q - 1]
+        trial = (total - s0 - a_ref) / (q + 1)
+        upper = b[q - 1] if q > 0 else np.inf
+        lower = b[q] if q < m else -np.inf
+        if lower <= trial < upper:
+            t = trial
             break
     used = 0.0
     for q in range(m):
-        used += max(0.0, a[q] - tau)
+        used += max(0.0, b[q] - t)
     if used > budget:  # the budget binds: S(tau) = C on the segment with q values above tau
         total = 0.0
         for q in range(1, m + 1):
-            total += a[q - 1]
-            t = (total - budget) / q
-            lower = a[q] if q < m else -np.inf
-            if t >= lower:
-                tau = t
+            total += b[q - 1]
+            trial = (total - budget) / q
+            lower = b[q] if q < m else -np.inf
+            if trial >= lower:
+                t = trial
                 break
     for p in range(n):
         if hi[p] > 0.0:
-            delta[p] = max(0.0, alpha[p] + g[p] / k - tau) - alpha[p]
+            delta[p] = max(0.0, (alpha[p] - alpha[ref]) + (g[p] - g[ref]) / k - t) - alpha[p]
 
 
 @nb.njit(cache=True, inline="always")

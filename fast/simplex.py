@@ -25,6 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from msvm.core import objectives
 from msvm.core.coding import one_hot, simplex_code
 from msvm.core.kernels import kernel_matrix
+from msvm.core.validation import check_finite, gram_eigh
 from msvm.fast.base import BaseMulticlassSVC, validate_training_data
 from msvm.fast.patterns import SIGN
 
@@ -137,14 +138,14 @@ class SimplexSVC(BaseMulticlassSVC):
         T = self.classes_.size
         self._linear_weights = False  # predictions go through the kernel
         self.__dict__.pop("coef_", None)  # from an earlier hinge fit with the linear kernel
-        self._gamma = self._gamma_value(X)
         K = (
             X
             if self.kernel == "precomputed"
             else kernel_matrix(X, X, self.kernel, self._gamma, self.degree, self.coef0)
         )
         K = np.asarray(K)
-        s, V = np.linalg.eigh(0.5 * (K + K.T))
+        check_finite("The Gram matrix", K)
+        s, V = gram_eigh(0.5 * (K + K.T))
         self._eigen = (np.maximum(s, 0.0), V)
         self._targets = simplex_code(T)[self._y_index]
         B = self.coef_path([self.C])[0]
@@ -153,6 +154,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.objective_ = objectives.canonical_objective(
             norm_sq, objectives.simplex_square_loss(F, self._targets), float(self.C)
         )
+        check_finite("The fit", self.objective_)
         self.dual_objective_ = self.objective_  # closed form: the optimum itself
         self.relative_gap_ = 0.0
         self.n_iter_ = 1  # one closed-form solve

@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from msvm.core.coding import sign_coding
-from msvm.core.kernels import kernel_matrix, resolve_gamma
+from msvm.core.kernels import kernel_matrix
 from msvm.core.validation import (
     check_C,
+    check_finite,
     check_kernel_params,
     check_predict_input,
     check_training_data,
+    gram_eigh,
+    resolve_kernel,
 )
 
 DEFAULT_SOLVER = "CLARABEL"
@@ -58,16 +61,15 @@ class Problem:
         self.C = check_C(C)
         self.X, self.classes, self.y_index = check_training_data(X, y, kernel=kernel)
         self.kernel, self.degree, self.coef0 = kernel, int(degree), float(coef0)
-        self.gamma = None if kernel in ("linear", "precomputed") else resolve_gamma(gamma, self.X)
+        value = resolve_kernel(self.X, kernel, gamma, degree, coef0)
+        self.gamma = None if kernel in ("linear", "precomputed") else value
         self.n_samples, self.n_classes = self.X.shape[0], self.classes.size
         if kernel == "precomputed":
-            self.K = np.array(self.X)
-            if not np.allclose(self.K, self.K.T, rtol=1e-10, atol=1e-12 * np.abs(self.K).max()):
-                raise ValueError("A precomputed training kernel must be symmetric.")
-            self.K = 0.5 * (self.K + self.K.T)
+            self.K = 0.5 * (self.X + self.X.T)  # symmetric to rounding (check_gram)
         else:
             self.K = self._kernel(self.X)
-        s, V = np.linalg.eigh(self.K)
+        check_finite("The Gram matrix", self.K)
+        s, V = gram_eigh(self.K)
         keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
         if not keep.any():
             raise ValueError("The Gram matrix is zero: every pattern has the same feature map.")

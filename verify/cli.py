@@ -29,17 +29,17 @@ BUNDLED = {
 
 
 def verify_command(args) -> int:
-    rows = []
+    rows, profiles = [], []
     for name in args.dataset:
-        if name in BUNDLED:
-            kernel, C, n, n_quick = BUNDLED[name]
-            X, y = datasets.load(name, n_samples=n_quick if args.quick else n)
-        else:
-            kernel, C = args.kernel or "rbf", args.C or 1.0
-            X, y = datasets.load_csv(name, args.label_column)
+        kernel, C, n, n_quick = BUNDLED.get(name, ("rbf", 1.0, None, None))
+        kernel = args.kernel or kernel  # the options override a bundled set's defaults
+        C = C if args.C is None else args.C
+        n = args.n_samples or (n_quick if args.quick else n)
+        X, y = datasets.load_any(name, args.label_column, n_samples=n)
+        if name not in BUNDLED:  # a user's CSV: standardised features
             X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
         label = Path(name).name
-        print(f"\n{label}: N={len(y)}, L={np.unique(y).size}, kernel={kernel}, C={C}")
+        print(f"\n{label}: N={len(y)}, L={np.unique(y).size}, kernel={kernel}, C={C:g}")
         print(
             f"{'formulation':<16}{'primal':>14}{'rel. gap':>10}{'fast':>28}{'fast diff':>11}"
             f"{'output diff':>12}  result"
@@ -57,6 +57,11 @@ def verify_command(args) -> int:
                 f"  ({elapsed:.1f} s)"
             )
             rows.append(row)
+        if args.plots:
+            from msvm.verify.inhibition import profile
+
+            profiles.append(profile(X, y, C=C, kernel=kernel, dataset=label))
+            print(profiles[-1].summary())
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in rows], indent=2, default=float))
     if args.markdown:
@@ -71,21 +76,12 @@ def verify_command(args) -> int:
                 f"{'pass' if r.passed else 'FAIL'} |"
             )
         Path(args.markdown).write_text("\n".join(lines) + "\n")
-    if args.plots:
-        from msvm.verify.inhibition import plot, profile
+    if profiles:
+        from msvm.verify.inhibition import plot
 
         Path(args.plots).mkdir(parents=True, exist_ok=True)
-        profiles = []
-        for name in args.dataset:
-            if name not in BUNDLED:
-                continue
-            kernel, C, n, n_quick = BUNDLED[name]
-            X, y = datasets.load(name, n_samples=n_quick if args.quick else n)
-            profiles.append(profile(X, y, C=C, kernel=kernel, dataset=name))
-            print(profiles[-1].summary())
-        if profiles:
-            plot(profiles, Path(args.plots) / "mu_profile.png")
-            print(f"mu profile saved to {Path(args.plots) / 'mu_profile.png'}")
+        plot(profiles, Path(args.plots) / "mu_profile.png")
+        print(f"mu profile saved to {Path(args.plots) / 'mu_profile.png'}")
     failed = [r for r in rows if not r.passed]
     print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0
@@ -175,6 +171,26 @@ def robustness_command(args) -> int:
     return 0
 
 
+def _checked(convert, test, requirement):
+    """An argparse type: ``convert`` the text, then refuse values failing ``test``."""
+
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {requirement}") from None
+        if not test(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {requirement}")
+        return value
+
+    return parse
+
+
+positive_int = _checked(int, lambda v: v > 0, "an integer > 0")
+class_count = _checked(int, lambda v: v >= 2, "a number of classes >= 2")
+positive_float = _checked(float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="msvm", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -186,8 +202,21 @@ def main(argv=None) -> int:
         help="iris, wine, digits, or a CSV file (header; label column last)",
     )
     verify.add_argument("--label-column", help="name of the label column of a CSV file")
-    verify.add_argument("--kernel", choices=["linear", "rbf", "poly"], help="for CSV data")
-    verify.add_argument("--C", type=float, help="for CSV data")
+    verify.add_argument(
+        "--kernel",
+        choices=["linear", "rbf", "poly"],
+        help="kernel for every data set (default: iris linear, wine and digits rbf, CSV rbf)",
+    )
+    verify.add_argument(
+        "--C",
+        type=positive_float,
+        help="C for every data set (default: iris 0.1, wine, digits and CSV 1.0)",
+    )
+    verify.add_argument(
+        "--n-samples",
+        type=positive_int,
+        help="a class-balanced subset of this size of every data set",
+    )
     verify.add_argument(
         "--formulations", nargs="+", choices=list(FORMULATIONS), default=list(FORMULATIONS)
     )
@@ -203,8 +232,8 @@ def main(argv=None) -> int:
     from msvm.verify.consistency import FORMULATIONS as CONSISTENCY_FORMULATIONS
 
     consistency = commands.add_parser("consistency", help="Bayes-consistency Monte Carlo")
-    consistency.add_argument("--classes", type=int, nargs="+", default=[2, 3, 4, 5, 6])
-    consistency.add_argument("--trials", type=int, default=1000)
+    consistency.add_argument("--classes", type=class_count, nargs="+", default=[2, 3, 4, 5, 6])
+    consistency.add_argument("--trials", type=positive_int, default=1000)
     consistency.add_argument("--seed", type=int, default=0)
     consistency.add_argument(
         "--formulations",
@@ -222,16 +251,18 @@ def main(argv=None) -> int:
         "--datasets", nargs="+", default=["iris", "wine", "digits"], help="names or CSV files"
     )
     robust.add_argument("--label-column", help="name of the label column of CSV files")
-    robust.add_argument("--sizes", type=int, nargs="+", default=list(DEFAULT_SIZES))
-    robust.add_argument("--realisations", type=int, default=100)
+    robust.add_argument("--sizes", type=positive_int, nargs="+", default=list(DEFAULT_SIZES))
+    robust.add_argument("--realisations", type=positive_int, default=100)
     robust.add_argument(
         "--machines", nargs="+", choices=list(MACHINES), default=list(PAPER_MACHINES)
     )
-    robust.add_argument("--gammas", type=float, nargs="+", default=[5.0, 10.0])
-    robust.add_argument("--C-min", type=float, default=0.1)
-    robust.add_argument("--C-max", type=float, default=50.0, help="exclusive")
-    robust.add_argument("--C-step", type=float, default=0.5)
-    robust.add_argument("--tol", type=float, default=1e-3, help="the machines' KKT tolerance")
+    robust.add_argument("--gammas", type=positive_float, nargs="+", default=[5.0, 10.0])
+    robust.add_argument("--C-min", type=positive_float, default=0.1)
+    robust.add_argument("--C-max", type=positive_float, default=50.0, help="exclusive")
+    robust.add_argument("--C-step", type=positive_float, default=0.5)
+    robust.add_argument(
+        "--tol", type=positive_float, default=1e-3, help="the machines' KKT tolerance"
+    )
     robust.add_argument("--seed", type=int, default=0)
     robust.add_argument("--out", default="robustness", help="folder for results (resumable)")
     robust.add_argument("--jobs", type=int, default=1, help="joblib processes (-1: all cores)")

@@ -82,6 +82,16 @@ def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
     return float(np.mean(a[mask] == b[mask])) if mask.any() else 1.0
 
 
+def class_scores(decision: np.ndarray) -> np.ndarray:
+    """Class scores (n, L) from a decision function; for two classes scikit-learn's convention
+    gives one column d = f_2 - f_1, and the sum-to-zero scores (-d/2, d/2) have the same
+    differences (the multinomial logistic optimum is sum-to-zero: with w_1 = -w_2 = -w/2 its
+    objective is half the binary objective 1/2 ||w||^2 + 2C sum loss)."""
+    if decision.ndim == 1:
+        return np.column_stack([-decision / 2, decision / 2])
+    return decision
+
+
 def check(
     formulation: str,
     X,
@@ -160,14 +170,15 @@ def check(
         row.fast = type(fast_model).__name__
         row.fast_objective = fast_model.objective_
         predictions["fast"] = fast_model.predict(X)
-        fast_scores = fast_model.decision_function(X)
+        fast_scores = class_scores(fast_model.decision_function(X))
     else:  # logistic regression: scikit-learn on the factor features
-        sk = LogisticRegression(C=C, tol=1e-12, max_iter=100_000).fit(p.R, p.y_index)
+        two = p.n_classes == 2  # scikit-learn fits one binary logistic: see class_scores
+        sk = LogisticRegression(C=2 * C if two else C, tol=1e-12, max_iter=100_000)
+        sk.fit(p.R, p.y_index)
         row.fast = "sklearn.LogisticRegression"
-        F = sk.decision_function(p.R)
-        row.fast_objective = canonical_objective(
-            np.sum(sk.coef_**2), logistic_loss(F, p.y_index), C
-        )
+        F = class_scores(sk.decision_function(p.R))
+        norm_sq = np.sum(sk.coef_**2) / (2 if two else 1)
+        row.fast_objective = canonical_objective(norm_sq, logistic_loss(F, p.y_index), C)
         predictions["fast"] = p.classes[sk.predict(p.R)]
         fast_scores = F
     row.fast_difference = relative(row.fast_objective, dual.objective)

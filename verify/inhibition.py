@@ -59,7 +59,7 @@ def envelope_derivative(clf: InhibitorySVC, X) -> float:
     """
     L = clf.classes_.size
     mu = 1.0 / L if clf.mu is None else clf.mu
-    F = clf.decision_function(X)
+    F = clf._scores(X)  # (n, L) class scores, two classes included
     Y = -np.ones_like(F)
     Y[np.arange(F.shape[0]), clf._y_index] = 1.0  # ISVM (3.1)
     if abs(1.0 - mu * L) < 1e-12:
@@ -82,7 +82,7 @@ def profile(X, y, *, C=1.0, kernel="rbf", n_points=21, dataset="", random_state=
     at_one_over_L = InhibitorySVC(
         C=C, kernel=kernel, tol=1e-6, max_iter=100_000, random_state=random_state
     ).fit(X, y)
-    sums = np.abs(at_one_over_L.decision_function(X).sum(axis=1)).max()
+    sums = np.abs(at_one_over_L._scores(X).sum(axis=1)).max()
     return MuProfile(dataset, L, mus, np.array(objectives), np.array(derivatives), float(sums))
 
 

@@ -164,17 +164,7 @@ class TaskResult:
 # -- data ---------------------------------------------------------------------------------------
 def load_dataset(name: str, label_column: str | None = None):
     """A bundled data set in full (iris, wine, digits) or a CSV file, features standardised."""
-    if name in datasets.NAMES:
-        X, y = datasets.load(name)
-    elif Path(name).is_file():
-        X, y = datasets.load_csv(name, label_column)
-    else:
-        raise ValueError(f"Unknown data set {name!r}: not one of {datasets.NAMES} nor a CSV file.")
-    X = np.asarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
-        raise ValueError(f"Data set {name!r} contains NaN or infinite values.")
-    if np.unique(y).size < 2:
-        raise ValueError(f"Data set {name!r} has one class; a classifier needs at least two.")
+    X, y = datasets.load_any(name, label_column)
     std = X.std(axis=0)
     return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), np.asarray(y)
 

@@ -1,0 +1,87 @@
+"""The ``msvm`` command on bad input: an argparse-style message and exit status 2, never a
+traceback (issue 18, item 9), and the options it takes applied, not silently ignored."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from msvm.core import datasets
+from msvm.verify import check
+from msvm.verify.cli import main
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["consistency", "--trials", "0"], "--trials: '0' is not an integer > 0"),
+        (["consistency", "--trials", "-1"], "--trials: '-1' is not an integer > 0"),
+        (["consistency", "--classes", "1"], "--classes: '1' is not a number of classes >= 2"),
+        (["verify", "--C", "0"], "--C: '0' is not a finite number > 0"),
+        (["verify", "--C", "nan"], "--C: 'nan' is not a finite number > 0"),
+        (["verify", "--n-samples", "0"], "--n-samples: '0' is not an integer > 0"),
+        (["robustness", "--realisations", "0"], "--realisations: '0' is not an integer > 0"),
+        (["robustness", "--gammas", "-5"], "--gammas: '-5' is not a finite number > 0"),
+    ],
+)
+def test_bad_options_are_refused_by_argparse(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "dataset, message",
+    [
+        ("missing.csv", "Unknown data set 'missing.csv'"),
+        ("irs", "Did you mean 'iris'?"),
+    ],
+)
+def test_unknown_data_sets_are_a_message_not_a_traceback(dataset, message, capsys):
+    assert main(["verify", "--dataset", dataset]) == 2
+    assert message in capsys.readouterr().err
+
+
+def write_csv(path, X, y, delimiter=","):
+    header = delimiter.join([f"x{k}" for k in range(X.shape[1])] + ["label"])
+    rows = [
+        delimiter.join([*map(repr, row.tolist()), str(label)])
+        for row, label in zip(X, y, strict=True)
+    ]
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t", ","])
+def test_csv_delimiters_are_sniffed(tmp_path, delimiter):
+    X, y = datasets.load("wine", n_samples=30)
+    path = write_csv(tmp_path / "data.csv", X[:, :3], y, delimiter)
+    X_read, y_read = datasets.load_csv(path)
+    np.testing.assert_array_equal(X_read, X[:, :3])
+    np.testing.assert_array_equal(y_read.astype(int), y)
+
+
+def test_verify_applies_kernel_and_C_to_a_bundled_set(tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    argv = ["verify", "--quick", "--dataset", "iris", "--formulations", "one_vs_all"]
+    assert main([*argv, "--kernel", "rbf", "--C", "5", "--json", str(out)]) == 0
+    assert "kernel=rbf, C=5" in capsys.readouterr().out
+    X, y = datasets.load("iris")
+    expected = check("one_vs_all", X, y, C=5.0, kernel="rbf", paper_solvers=False)
+    assert json.loads(out.read_text())[0]["primal"] == pytest.approx(expected.primal, rel=1e-6)
+
+
+def test_verify_on_a_two_class_csv_with_plots(tmp_path, capsys):
+    """Two classes broke verify.check (the fast layer's decision_function is one column), and
+    --plots on a CSV wrote an empty folder."""
+    X, y = datasets.load("wine")
+    keep = y < 2
+    path = write_csv(tmp_path / "two.csv", X[keep][::3, :4], y[keep][::3], ";")
+    plots = tmp_path / "plots"
+    argv = ["verify", "--quick", "--dataset", path, "--plots", str(plots), "--n-samples", "30"]
+    assert main(argv) == 0
+    assert "N=30, L=2" in capsys.readouterr().out
+    assert (plots / "mu_profile.png").stat().st_size > 0
