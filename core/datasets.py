@@ -16,6 +16,7 @@ from sklearn import datasets
 from sklearn.preprocessing import StandardScaler
 
 NAMES = ("iris", "wine", "digits")
+DELIMITERS = (",", ";", "\t", "|")
 
 
 def load(name: str, n_samples: int | None = None, random_state: int = 0):
@@ -72,7 +73,7 @@ def load_any(name: str, label_column: str | None = None, n_samples: int | None =
 def load_csv(path: str, label_column: str | None = None):
     """Features and labels from a CSV file with a header; the label column defaults to the last.
 
-    The delimiter (comma, semicolon, tab or bar) is sniffed from the first 64 KB; the table is
+    The delimiter (comma, semicolon, tab or bar) is the one that splits the header; the table is
     parsed by numpy's C reader (a 5 000 x 784 file in about a second).  Blank lines are skipped; a
     short row or a feature that is not a number is a ``ValueError`` naming its line and column.
     """
@@ -82,7 +83,7 @@ def load_csv(path: str, label_column: str | None = None):
     header_at = next((k for k, line in enumerate(lines) if line.strip()), None)
     if header_at is None:
         raise ValueError(f"{path} is empty.")
-    delimiter = _sniff_delimiter(sample)
+    delimiter = _sniff_delimiter(lines[header_at])
     header = [h.strip() for h in next(csv.reader([lines[header_at]], delimiter=delimiter))]
     if label_column is not None and label_column not in header:
         raise ValueError(f"No column {label_column!r} in {path}; the header is {header}.")
@@ -104,11 +105,11 @@ def load_csv(path: str, label_column: str | None = None):
     return X.reshape(y.size, len(features)), np.char.strip(y)
 
 
-def _sniff_delimiter(sample: str) -> str:
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
-    except csv.Error:  # one column, or no clear delimiter
-        return ","
+def _sniff_delimiter(header: str) -> str:
+    """The delimiter of a CSV file: the candidate that splits its header most (comma if none)."""
+    counts = {d: header.count(d) for d in DELIMITERS}
+    best = max(counts, key=counts.get)
+    return best if counts[best] > 0 else ","
 
 
 def _fields(path, header_at: int, delimiter: str) -> int:

@@ -37,6 +37,7 @@ from sklearn.utils import check_random_state
 from msvm.fast.face_newton import DAMPING, FaceNewton
 from msvm.fast.kernels import (
     block_rows,
+    flat_to_zero,
     get_column,
     is_lru,
     kernel_block,
@@ -934,7 +935,7 @@ class DecompositionSolver:
         seed = self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS
         if seed and self.epochs >= SEED_MIN_EPOCHS and not alpha.any():
             self._seed(data, alpha, W, w0)
-        dual = self._dual(alpha, data.sq_norms + self.offset)
+        dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset))
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class
 
         def epochs(n, seed, active, n_active, schedule, shrink_at):

@@ -101,13 +101,24 @@ def get_column(source, i):
     return cache[slot]
 
 
+# A kernel diagonal entry below FLAT is taken as 0 by every step: the curvature is nil and the box
+# decides.  (Features ~1e-160 give a denormal linear kernel, and g / k = inf, 0 * inf = NaN.)
+FLAT = 1e-300
+
+
+def flat_to_zero(kdiag: np.ndarray) -> np.ndarray:
+    """The step curvatures from a kernel diagonal: entries below FLAT set to 0."""
+    return np.where(kdiag > FLAT, kdiag, 0.0)
+
+
 @nb.njit(cache=True)
 def kernel_diagonal(source, out):
-    """out[i] = k(x_i, x_i)."""
+    """out[i] = k(x_i, x_i), as a step's curvature (0 below FLAT)."""
     params, sq_norms = source[5], source[4]
     kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
     for i in range(out.size):
-        out[i] = _finish(sq_norms[i], sq_norms[i], sq_norms[i], kind, gamma, degree, coef0)
+        k = _finish(sq_norms[i], sq_norms[i], sq_norms[i], kind, gamma, degree, coef0)
+        out[i] = k if k > FLAT else 0.0
 
 
 # The exponential of an RBF Gram matrix is the one pass over it that BLAS does not thread; numpy

@@ -251,7 +251,23 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
                 "selection='cv' or 'validation' needs a feature matrix, not a "
                 "precomputed kernel; use selection='train'."
             )
+        smallest = int(np.bincount(y_index).min())
+        needed = 2 if self.selection == "validation" else self.cv
+        if smallest < needed:
+            raise ValueError(
+                f"selection={self.selection!r} splits every class; the smallest class has "
+                f"{smallest} member(s), fewer than {needed}. Use selection='train'"
+                + (" or a smaller cv." if self.selection == "cv" else ".")
+            )
         if self.selection == "validation":
+            n_test = int(np.ceil(self.validation_fraction * y_index.size))
+            L = self.classes_.size
+            if min(n_test, y_index.size - n_test) < L:
+                raise ValueError(
+                    f"selection='validation' with validation_fraction={self.validation_fraction}"
+                    f" splits {y_index.size} samples into {y_index.size - n_test} and {n_test}; "
+                    f"each part needs one sample of every class ({L}). Use selection='train'."
+                )
             splits = [
                 train_test_split(
                     np.arange(y_index.size),

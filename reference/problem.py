@@ -71,10 +71,12 @@ class Problem:
         check_finite("The Gram matrix", self.K)
         s, V = gram_eigh(self.K)
         keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
-        if not keep.any():
-            raise ValueError("The Gram matrix is zero: every pattern has the same feature map.")
-        self.R = V[:, keep] * np.sqrt(s[keep])
-        self._weights_to_coef = V[:, keep] / np.sqrt(s[keep])
+        if keep.any():
+            self.R = V[:, keep] * np.sqrt(s[keep])
+            self._weights_to_coef = V[:, keep] / np.sqrt(s[keep])
+        else:  # a zero Gram matrix: every output is 0, one zero factor column keeps W a matrix
+            self.R = np.zeros((self.n_samples, 1))
+            self._weights_to_coef = np.zeros((self.n_samples, 1))
         self.Y = sign_coding(self.y_index, self.n_classes)
 
     def _kernel(self, X_new) -> np.ndarray:
