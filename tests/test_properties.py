@@ -413,3 +413,73 @@ def test_the_csv_reader_returns_a_table_or_a_value_error(tmp_path_factory, rows,
         return
     assert X.shape == (y.size, width - 1)
     assert X.dtype == np.float64
+
+
+@examples(10)
+@given(data=st.data())
+def test_leave_one_out_refuses_what_fit_refuses(data):
+    X, y = data.draw(training_sets(max_n=10))
+    defect = data.draw(st.sampled_from(["nan", "one class", "lengths", "Cs", "bias"]))
+    Cs, estimator = [1.0], InhibitorySVC()
+    message = {
+        "nan": "NaN|infinity",
+        "one class": "number of classes",
+        "lengths": "inconsistent numbers of samples",
+        "Cs": "Cs must be",
+        "bias": "fit_intercept",
+    }[defect]
+    if defect == "nan":
+        X[0, 0] = np.nan
+    elif defect == "one class":
+        y[:] = 1
+    elif defect == "lengths":
+        y = y[1:]
+    elif defect == "Cs":
+        Cs = data.draw(st.sampled_from([[], [0.0], [-1.0], [np.nan], [1.0, np.inf]]))
+    else:
+        estimator = WestonWatkinsSVC(fit_intercept=True)
+    with pytest.raises(ValueError, match=message):
+        leave_one_out_path(estimator, X, y, Cs)
+
+
+# -- the command line -----------------------------------------------------------------------------
+OPTION_VALUES = st.one_of(
+    st.sampled_from(["0", "-1", "nan", "inf", "1e400", "x", "", "2", "0.5", "3"]),
+    st.floats(-10, 10, allow_nan=False).map(repr),
+)
+
+
+@examples(8)
+@given(
+    C=OPTION_VALUES,
+    n=OPTION_VALUES,
+    kernel=st.sampled_from(["linear", "rbf", "poly", "sigmoid"]),
+    dataset=st.sampled_from(["good", "irs", "missing.csv", "onecls"]),
+)
+def test_the_command_line_runs_or_exits_2_with_a_message(
+    tmp_path_factory, capsys, C, n, kernel, dataset
+):
+    from msvm.verify.cli import main
+
+    folder = tmp_path_factory.mktemp("cli")
+    X, y = datasets.load("iris", n_samples=12)
+    labels = {"good": y, "onecls": np.zeros_like(y)}
+    if dataset in labels:
+        rows = zip(X[:, :2].tolist(), labels[dataset], strict=True)
+        lines = ["a;b;label"] + [f"{a!r};{b!r};{c}" for (a, b), c in rows]
+        (folder / f"{dataset}.csv").write_text("\n".join(lines) + "\n")
+        dataset = str(folder / f"{dataset}.csv")
+    argv = ["verify", "--quick", "--dataset", dataset, "--formulations", "one_vs_all"]
+    argv += ["--C", C, "--n-samples", n, "--kernel", kernel]
+    try:
+        status = main(argv)
+    except SystemExit as exit_:  # argparse refused an option
+        status = exit_.code
+    err = capsys.readouterr().err
+    assert status in (0, 2)
+    if dataset.endswith("good.csv") and kernel != "sigmoid":
+        valid_C = C.lstrip("-").replace(".", "", 1).replace("e", "", 1).isdigit() or "e-" in C
+        if valid_C and 0 < float(C) < np.inf and n.isdigit() and int(n) > 0:
+            assert status == 0, err  # every option valid: the check runs and passes
+    if status == 2:
+        assert "error:" in err and "Traceback" not in err
