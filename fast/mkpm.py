@@ -251,13 +251,16 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
                 "selection='cv' or 'validation' needs a feature matrix, not a "
                 "precomputed kernel; use selection='train'."
             )
-        smallest = int(np.bincount(y_index).min())
-        needed = 2 if self.selection == "validation" else self.cv
-        if smallest < needed:
+        counts = np.bincount(y_index)
+        if self.selection == "cv" and counts.max() < self.cv:  # StratifiedKFold cannot split
             raise ValueError(
-                f"selection={self.selection!r} splits every class; the smallest class has "
-                f"{smallest} member(s), fewer than {needed}. Use selection='train'"
-                + (" or a smaller cv." if self.selection == "cv" else ".")
+                f"selection='cv' with cv={self.cv} folds: every class has fewer members (the "
+                f"largest {counts.max()}). Use selection='train' or a smaller cv."
+            )
+        if self.selection == "validation" and counts.min() < 2:
+            raise ValueError(
+                "selection='validation' splits every class; the smallest class has 1 member. "
+                "Use selection='train'."
             )
         if self.selection == "validation":
             n_test = int(np.ceil(self.validation_fraction * y_index.size))
