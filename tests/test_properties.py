@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from sklearn.exceptions import ConvergenceWarning
@@ -43,6 +43,7 @@ from msvm.fast import (
 )
 from msvm.fast.loo import leave_one_out_path
 from msvm.reference import FORMULATIONS, Problem
+from msvm.reference.problem import NotSolvedError
 
 settings.register_profile(
     "ci",
@@ -262,7 +263,10 @@ def test_fits_agree_with_the_reference_optimum_on_tiny_problems(name, data):
     params["kernel"] = "linear" if params["kernel"] == "precomputed" else params["kernel"]
     C = 10.0 ** data.draw(st.floats(-2, 2))
     model = fit(Estimator, X, y, C=C, tol=1e-5, **params)
-    reference = FORMULATIONS[name].dual(Problem(X, y, C=C, **params))
+    try:
+        reference = FORMULATIONS[name].dual(Problem(X, y, C=C, **params))
+    except NotSolvedError:  # the reference layer's honest refusal (an inaccurate cone solve)
+        reject()
     slack = 1e-6 * max(1.0, abs(reference.objective))  # the interior-point solver's accuracy
     assert model.dual_objective_ <= reference.objective + slack
     assert reference.objective <= model.objective_ + slack
