@@ -23,7 +23,6 @@ from msvm.core.objectives import canonical_objective
 from msvm.core.validation import (
     check_finite,
     check_gram,
-    check_kernel_params,
     check_labels,
     resolve_kernel,
 )
@@ -43,7 +42,6 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     representable in float64.  Sets ``classes_`` and ``_gamma`` (the numeric gamma); returns
     X (writable: numba reads it as a mutable array) and the class index of each row.
     """
-    check_kernel_params(estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0)
     X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse, dtype=np.float64)
     if sp.issparse(X):
         if estimator.kernel == "precomputed":

@@ -21,7 +21,6 @@ from msvm.core.kernels import kernel_matrix
 from msvm.core.validation import (
     check_C,
     check_finite,
-    check_kernel_params,
     check_predict_input,
     check_training_data,
     gram_eigh,
@@ -57,7 +56,6 @@ class Problem:
     """
 
     def __init__(self, X, y, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0):
-        check_kernel_params(kernel, gamma, degree, coef0)
         self.C = check_C(C)
         self.X, self.classes, self.y_index = check_training_data(X, y, kernel=kernel)
         self.kernel, self.degree, self.coef0 = kernel, int(degree), float(coef0)
