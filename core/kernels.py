@@ -42,7 +42,21 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
     Rounding can leave the exponent of (nearly) equal points above 0: a few ulps at moderate
     gamma, but at gamma = 1e300 as much as 1e285, whose exponential is inf; ``rbf_kernel``
     clips it at 0 (numba's ``kernels._finish`` clips the distance likewise).
+
+    For ``Y is X`` the result is exactly symmetric, as a Gram matrix must be (the augmented
+    product rounds entry (i, j) and (j, i) differently: 2e-9 apart at gamma |x|^2 = 1e7):
+    2 gamma X X^T (BLAS's symmetric rank-k product) minus gamma (|x_i|^2 + |x_j|^2), by row
+    blocks so that no second N x N array is made.
     """
+    if Y is X:
+        sq = gamma * squared_norms(X)
+        E = _dot(X, X)
+        step = max(1, 2**22 // max(X.shape[0], 1))
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, start + step)
+            E[rows] *= 2.0 * gamma
+            E[rows] -= sq[rows, None] + sq[None, :]
+        return E
     sq_x, sq_y = squared_norms(X), squared_norms(Y)
     A = _augmented(2.0 * gamma * X, -gamma * sq_x, np.ones(X.shape[0]))
     B = _augmented(Y, np.ones(Y.shape[0]), -gamma * sq_y)
@@ -73,6 +87,8 @@ KERNELS = {"linear": linear_kernel, "rbf": rbf_kernel, "poly": poly_kernel}
 def resolve_gamma(gamma, X) -> float:
     """The numeric ``gamma`` for training data ``X`` (scikit-learn's rules for the strings)."""
     if gamma == "scale":
+        if X.size == 0 or X.max() == X.min():
+            return 1.0  # zero variance, exactly (X.var() of equal entries can round to 1e-317)
         var = (X.multiply(X).mean() - X.mean() ** 2) if sp.issparse(X) else X.var()
         return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
     if gamma == "auto":

@@ -119,7 +119,7 @@ def resolve_kernel(X, kernel: str, gamma, degree: int, coef0: float) -> float:
         value = 0.0 if kernel == "linear" else resolve_gamma(gamma, X)
         if kernel != "linear" and not (np.isfinite(value) and value > 0):
             raise ValueError(
-                f"gamma={gamma!r} resolves to {value!r} on this X (feature variance out of "
+                f"gamma={gamma!r} resolves to {float(value)!r} on this X (feature variance out of "
                 "float64's range); rescale the features or pass a number."
             )
         if kernel == "linear":

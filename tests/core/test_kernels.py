@@ -55,3 +55,20 @@ def test_isvm_normalised_gaussian():
 def test_unknown_kernel():
     with pytest.raises(ValueError, match="Unknown kernel"):
         kernel_matrix(np.eye(2), np.eye(2), "sigmoid")
+
+
+@pytest.mark.parametrize("kernel", list(KERNELS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_gram_matrix_is_exactly_symmetric(kernel, sparse):
+    """k(X, X) must pass the precomputed-kernel check: entries (i, j) and (j, i) equal bit for
+    bit, also where |x|^2 = 2.7e7 makes the expanded RBF distance round differently."""
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.choice([1500.0, -5000.0], size=(40, 3)), rng.standard_normal((40, 3))])
+    X = sp.csr_matrix(X) if sparse else X
+    K = kernel_matrix(X, X, kernel, gamma=1.0 / 3, degree=2, coef0=1.0)
+    np.testing.assert_array_equal(K, K.T)
+    kw = {"linear": {}, "rbf": {"gamma": 1.0 / 3}, "poly": {"gamma": 1.0 / 3, "degree": 2}}
+    theirs = pairwise_kernels(
+        X, metric=kernel, **kw[kernel], **({"coef0": 1.0} if kernel == "poly" else {})
+    )
+    np.testing.assert_allclose(K, theirs, rtol=1e-6, atol=1e-6)

@@ -124,6 +124,16 @@ def test_a_huge_gamma_gives_the_identity_kernel_not_nan(iris):
     assert np.all(np.isfinite(model.decision_function(X + 0.1)))
 
 
+def test_gamma_scale_on_constant_features_is_one_as_in_scikit_learn():
+    # X.var() of twelve equal entries 4.5e-143 rounds to 8e-317, whose reciprocal overflows;
+    # the variance is exactly zero, and scikit-learn's rule then gives gamma = 1.
+    X = np.full((4, 3), 4.51548044e-143)
+    y = np.array([0, 1, 0, 0])
+    model = OneVsAllSVC().fit(X, y)
+    assert model._gamma == 1.0
+    assert np.all(np.isfinite(model.decision_function(X)))
+
+
 def test_a_poly_kernel_that_overflows_is_refused(iris):
     X, y = iris
     with pytest.raises(ValueError, match="poly kernel overflows"):
