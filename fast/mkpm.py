@@ -12,8 +12,19 @@ found for every d = 0..D in one pass of the dynamic programme of Proposition 1 (
 
     Delta_1(d) = G*_1(d),   Delta_l(d) = min_{delta <= d} Delta_{l-1}(delta) + G*_l(d - delta),
 
-with back-pointers, so the whole regularisation path comes out at once.  d is then chosen on a
-validation split, by cross-validation, or on the training error (as MKPM §4 did).  Prediction is
+with back-pointers, so the whole regularisation path comes out at once.  d is then chosen by
+leave-one-out in the fitted basis, on a validation split, by cross-validation, or on the
+training error (as MKPM §4 did).
+
+Leave-one-out costs no refit: in a fixed basis the fit of column l at dimension d is the
+projection f_l = H_d y_l, H_d = A_d A_d^T, and dropping pattern i from the least-squares fit
+gives the classical deleted residual (Allen's PRESS)
+
+    f_l^(-i)(x_i) = (f_l(x_i) - h_i(d) y_il) / (1 - h_i(d)),   h_i(d) = sum_{k <= d} A_ik^2,
+
+for every d from cumulative sums.  The basis itself is the kernel PCA of every training input
+(unsupervised: no label of the left-out pattern enters it); ``selection="cv"`` refits it per
+fold instead, at the price of one eigendecomposition per fold.  Prediction is
 the codeword nearest in Euclidean distance (8).  For large N, ``approximation="nystroem"`` builds
 the basis from n_components landmark points (memory O(N D)).
 """
@@ -122,8 +133,10 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     kernel, gamma, degree, coef0 : as in scikit-learn's SVC ("precomputed" uses the exact basis).
     code : array (n_classes, L) of +-1 or None, default=None
         Output code, one row per class in ``classes_`` order; None is one-vs-all (MKPM §4).
-    selection : {"cv", "validation", "train"}, default="cv"
-        How d is chosen: cross-validated error, error on a held-out split, or training error.
+    selection : {"loo", "cv", "validation", "train"}, default="loo"
+        How d is chosen: leave-one-out error in the fitted basis (closed form, no refit),
+        cross-validated error (the basis refitted per fold), error on a held-out split, or
+        training error.
     cv : int, default=5; validation_fraction : float, default=0.2
     approximation : {None, "nystroem"}, default=None
         With "nystroem", n_components landmarks (500 if None) give the basis.
@@ -144,7 +157,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
         "code": [None, "array-like"],
-        "selection": [StrOptions({"cv", "validation", "train"})],
+        "selection": [StrOptions({"loo", "cv", "validation", "train"})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "approximation": [None, StrOptions({"nystroem"})],
@@ -160,7 +173,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         degree=3,
         coef0=0.0,
         code=None,
-        selection="cv",
+        selection="loo",
         cv=5,
         validation_fraction=0.2,
         approximation=None,
@@ -205,15 +218,45 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         return basis, G, risk, alloc, coef
 
     @staticmethod
-    def _path_outputs(Z, coef, alloc):
+    def _cumulative(values):
+        """[0, cumsum(values, axis=1)]: running sums over the components, (n, D+1, ...)."""
+        out = np.zeros((values.shape[0], values.shape[1] + 1, *values.shape[2:]))
+        np.cumsum(values, axis=1, out=out[:, 1:])
+        return out
+
+    @classmethod
+    def _path_outputs(cls, Z, coef, alloc):
         """Outputs f(x) for every total dimension: (n, D+1, L), by cumulative sums over k."""
-        contributions = Z[:, :, None] * coef[None, :, :]  # (n, D, L)
-        cumulative = np.concatenate(
-            [np.zeros((Z.shape[0], 1, coef.shape[1])), np.cumsum(contributions, axis=1)], axis=1
-        )
-        return np.stack(
-            [cumulative[:, alloc[:, l], l] for l in range(coef.shape[1])], axis=2
-        )  # (n, D+1, L)
+        cumulative = cls._cumulative(Z[:, :, None] * coef[None, :, :])  # (n, D+1, L)
+        return cumulative[:, alloc, np.arange(coef.shape[1])]
+
+    @staticmethod
+    def _misclassified(F, y_index, code):
+        """Where the nearest-codeword rule (8) errs on outputs F (n, D+1, L): (n, D+1) bool."""
+        # argmin_q ||f - c_q||^2 = argmin_q ||c_q||^2 - 2 f . c_q
+        dist = (code**2).sum(axis=1) - 2.0 * F @ code.T  # (n, D+1, Q)
+        return np.argmin(dist, axis=2) != y_index[:, None]
+
+    def _loo_errors(self, y_index, code, chunk=256):
+        """Leave-one-out error rate for every d by PRESS in the fitted basis (module docstring).
+
+        A pattern whose leverage reaches 1 (d at the rank: the fit interpolates it) has no
+        deleted fit; it counts as an error there.
+        """
+        A, alloc = self._basis.A, self.allocation_path_
+        targets = code[y_index]
+        projections = A.T @ targets  # a_k^T y_l
+        wrong = np.zeros(alloc.shape[0])
+        for start in range(0, A.shape[0], chunk):
+            rows = slice(start, start + chunk)
+            F = self._path_outputs(A[rows], projections, alloc)  # H_d y_l, (n, D+1, L)
+            h = self._cumulative(A[rows] ** 2)[:, alloc]  # h_i(d_l), (n, D+1, L)
+            free = 1.0 - h
+            defined = free > 1e-10
+            deleted = (F - h * targets[rows, None, :]) / np.where(defined, free, 1.0)
+            undefined = ~np.all(defined, axis=2)
+            wrong += (self._misclassified(deleted, y_index[rows], code) | undefined).sum(axis=0)
+        return wrong / A.shape[0]
 
     def _path_errors(self, X, y_index, basis, coef, alloc, code, chunk=256):
         """Error rate of the nearest-codeword rule (8) for every d, in chunks of rows."""
@@ -221,9 +264,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         wrong = np.zeros(alloc.shape[0])
         for start in range(0, Z.shape[0], chunk):
             F = self._path_outputs(Z[start : start + chunk], coef, alloc)  # (n, D+1, L)
-            # argmin_q ||f - c_q||^2 = argmin_q ||c_q||^2 - 2 f . c_q
-            dist = (code**2).sum(axis=1) - 2.0 * F @ code.T  # (n, D+1, Q)
-            wrong += (np.argmin(dist, axis=2) != y_index[start : start + chunk, None]).sum(axis=0)
+            wrong += self._misclassified(F, y_index[start : start + chunk], code).sum(axis=0)
         return wrong / Z.shape[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -242,6 +283,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     def _selection_errors(self, X, y_index, code, rng):
         """Error rate for every d = 0..D under the chosen selection rule."""
         width = self.allocation_path_.shape[0]
+        if self.selection == "loo":
+            return self._loo_errors(y_index, code)
         if self.selection == "train":
             return self._path_errors(
                 X, y_index, self._basis, self.coef_, self.allocation_path_, code

@@ -127,8 +127,8 @@ def kernel_params(draw):
 def machine_params(draw, Estimator, C_range=(-3, 3)):
     params = draw(kernel_params())
     if Estimator is MKPMClassifier:
-        params["selection"] = draw(st.sampled_from(["train", "validation", "cv"]))
-        if params["kernel"] == "precomputed":
+        params["selection"] = draw(st.sampled_from(["loo", "train", "validation", "cv"]))
+        if params["kernel"] == "precomputed" and params["selection"] != "loo":
             params["selection"] = "train"
         return params
     params["C"] = 10.0 ** draw(st.floats(*C_range))
@@ -214,7 +214,7 @@ def test_valid_input_fits_with_finite_consistent_outputs(Estimator, data):
     X, y = data.draw(training_sets())
     params = machine_params(data.draw, Estimator)
     K = as_input(X, params)
-    if Estimator is MKPMClassifier and params["selection"] != "train":
+    if Estimator is MKPMClassifier and params["selection"] in ("cv", "validation"):
         n_test, counts = int(np.ceil(0.2 * y.size)), np.bincount(y)
         split = counts.min() < 2 or min(n_test, y.size - n_test) < counts.size
         if (counts.max() < 5) if params["selection"] == "cv" else split:
@@ -401,7 +401,7 @@ def test_extreme_but_finite_values_fit_or_refuse_never_nan(Estimator, data):
     if data.draw(st.booleans()):
         params["gamma"] = 10.0 ** data.draw(st.floats(-300, 300))
     params["kernel"] = "rbf" if params["kernel"] == "precomputed" else params["kernel"]
-    if Estimator is MKPMClassifier:
+    if Estimator is MKPMClassifier and params["selection"] in ("cv", "validation"):
         params["selection"] = "train"  # splits of tiny classes: the valid-input test's subject
     try:
         model = fit(Estimator, X, y, **params)

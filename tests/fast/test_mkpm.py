@@ -75,3 +75,27 @@ def test_user_code_and_nystroem():
 @parametrize_with_checks([MKPMClassifier(random_state=0)])
 def test_scikit_learn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("approximation", [None, "nystroem"])
+def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(approximation):
+    """selection="loo" (PRESS) against N least-squares refits per column and dimension, each
+    without one pattern, in the same kernel-PCA features z(x) (MKPM 33-41)."""
+    X, y = datasets.load("wine", n_samples=40)
+    code = random_code(3, 5, random_state=1)
+    clf = MKPMClassifier(n_components=12, code=code, approximation=approximation, random_state=0)
+    clf.fit(X, y)
+    Z, y_index = clf._basis.scores(X), np.searchsorted(clf.classes_, y)
+    targets = code[y_index]
+    wrong = np.zeros(clf.allocation_path_.shape[0])
+    for i in range(y.size):
+        rest = np.delete(np.arange(y.size), i)
+        for d, alloc in enumerate(clf.allocation_path_):
+            f = np.zeros(code.shape[1])
+            for l, k in enumerate(alloc):
+                if k:
+                    beta = np.linalg.lstsq(Z[rest, :k], targets[rest, l], rcond=None)[0]
+                    f[l] = Z[i, :k] @ beta
+            wrong[d] += np.argmin(((f - code) ** 2).sum(axis=1)) != y_index[i]
+    assert wrong.max() > wrong.min()  # the choice of d matters on this problem
+    np.testing.assert_array_equal(clf.selection_errors_ * y.size, wrong)
