@@ -88,20 +88,28 @@ def verify_command(args) -> int:
 
 
 def claims_command(args) -> int:
-    from msvm.verify.claims import all_claims
+    from msvm.verify.claims import VERDICTS, all_claims
 
     claims = all_claims()
     print(f"{'verdict':<8}{'source':<34}claim")
     for c in claims:
         print(f"{c.verdict:<8}{c.source:<34}{c.claim}\n{'':<42}{c.detail}")
+        if c.reading != "as printed":
+            print(f"{'':<42}read as: {c.reading}")
     if args.json:
         Path(args.json).write_text(json.dumps([c.as_dict() for c in claims], indent=2))
     if args.markdown:
-        lines = ["| claim | source | verdict | detail |", "|---|---|---|---|"]
-        lines += [f"| {c.claim} | {c.source} | {c.verdict} | {c.detail} |" for c in claims]
+        lines = ["| claim | source | verdict | reading | detail |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {c.claim} | {c.source} | {c.verdict} | {c.reading} | {c.detail} |" for c in claims
+        ]
         Path(args.markdown).write_text("\n".join(lines) + "\n")
-    held = sum(c.verdict == "holds" for c in claims)
-    print(f"\n{held} claims hold, {len(claims) - held} fail (findings about the papers)")
+    counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
+    print(
+        f"\n{counts['holds']} claims hold, {counts['fails']} fail (findings about the papers), "
+        f"{counts['slip']} are typesetting slips that hold as read, {counts['note']} differ by "
+        "a constant the paper says it drops"
+    )
     return 0
 
 

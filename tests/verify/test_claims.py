@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from msvm.reference import weston_watkins
 from msvm.verify import claims
 from msvm.verify.cli import main
@@ -16,13 +18,13 @@ EXPECTED = {
     ("ISVM (8.2)-(8.5), (7.1)", "holds"),
     ("Lecture, class prediction from the dual", "holds"),
     ("MProt (13)", "holds"),
-    ("MProt (13)", "fails"),
-    ("MProt (11)", "fails"),
+    ("MProt (13)", "slip"),
+    ("MProt (11)", "note"),
     ("MKPM (39)", "fails"),
     ("MKPM (42)", "holds"),
     ("MKPM (15)-(16)", "fails"),
     ("Simplex §1.3", "holds"),
-    ("Simplex (1.1)", "fails"),
+    ("Simplex (1.1)", "slip"),
     ("Simplex §1.2", "fails"),
     ("ISVM Theorem 1, Lemma 2", "fails"),
     ("ISVM Table 4", "holds"),
@@ -72,4 +74,49 @@ def test_claims_command_writes_json(tmp_path):
     assert main(["claims", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())
     assert {"claim", "source", "verdict", "detail"} <= set(rows[0])
-    assert {r["verdict"] for r in rows} == {"holds", "fails"}
+    assert {r["verdict"] for r in rows} == {"holds", "fails", "slip", "note"}
+    assert all(r["reading"] for r in rows)
+
+
+def test_verdict_with_reading_distinguishes_holds_slip_note_and_fails():
+    assert claims.verdict_with_reading(True, False) == "holds"
+    assert claims.verdict_with_reading(False, True) == "slip"
+    assert claims.verdict_with_reading(False, True, kind="note") == "note"
+    assert claims.verdict_with_reading(False, False) == "fails"
+
+
+def test_mprot_gain_slip_needs_its_reading_to_hold(monkeypatch):
+    """A reading that is not the derived gain (the printed one again) makes (13) fail."""
+    monkeypatch.setattr(claims, "pair_gain_as_read", lambda v, df, K: 2 * v * df - v * K)
+    assert claims.basic_step()[1].verdict == "fails"
+
+
+def test_simplex_slip_needs_its_reading_to_hold(monkeypatch):
+    """A recursion with the wrong shrink factor sqrt(1 - 1/T^2) at T = m + 1 makes (1.1) fail."""
+
+    def wrong(T):
+        code = np.array([[1.0], [-1.0]])
+        for n in range(3, T + 1):
+            m = n - 1
+            first = np.r_[1.0, np.full(m, -1.0 / m)][:, None]
+            rest = np.vstack([np.zeros((1, m - 1)), code * np.sqrt(1 - 1 / n**2)])
+            code = np.hstack([first, rest])
+        return code
+
+    monkeypatch.setattr(claims, "_simplex_recursion", wrong)
+    assert [c.verdict for c in claims.simplex_claims()][1] == "fails"
+
+
+def test_mprot_scale_note_needs_exactly_the_dropped_factor(monkeypatch):
+    """Were the primal optimum other than half the printed dual's (here 1.5 x the real one), the
+    scale would be no dropped constant: the claim fails."""
+    module = claims.FORMULATIONS["mprot_static"]
+    real = module.primal
+
+    def scaled(*args, **kwargs):
+        solution = real(*args, **kwargs)
+        solution.objective *= 1.5
+        return solution
+
+    monkeypatch.setattr(module, "primal", scaled)
+    assert claims.mprot_dual_scale().verdict == "fails"
