@@ -93,12 +93,13 @@ class InhibitorySVC(OneVsAllSVC):
     __doc__ = (
         """The inhibitory multiclass SVM (Huerta et al. 2012, ISVM 3.5, 4.1, 6.1-6.3).
 
-    f_j(x) = <w_j, phi(x)> - mu sum_k <w_k, phi(x)> with mu = 1/L (Theorem 1); dual kernel
-    K(x_i, x_i') [I(j = j') - 1/L]; per-pattern Hessian K_ii (I - y_i y_i^T / L).
+    f_j(x) = <w_j, phi(x)> - mu sum_k <w_k, phi(x)> with the paper's mu = 1/L (Theorem 1 calls
+    it optimal; it maximises the optimal value over mu, see ``msvm.verify.inhibition``); dual
+    kernel K(x_i, x_i') [I(j = j') - 1/L]; per-pattern Hessian K_ii (I - y_i y_i^T / L).
 
     mu : float or None, default=None
-        A fixed inhibition (None: 1/L); for other values the dual kernel is
-        K [I(j = j') - mu (2 - mu L)].
+        A fixed inhibition (None: 1/L), any real number; the dual kernel is
+        K [I(j = j') - c] with c = mu (2 - mu L) = (1 - (1 - mu L)^2) / L, symmetric about 1/L.
 
     Examples
     --------
@@ -113,7 +114,7 @@ class InhibitorySVC(OneVsAllSVC):
     )
     _parameter_constraints = {
         **BaseMulticlassSVC._parameter_constraints,
-        "mu": [None, Interval(Real, 0, None, closed="left")],
+        "mu": [None, Real],
     }
 
     def __init__(
@@ -157,9 +158,9 @@ class InhibitorySVC(OneVsAllSVC):
 
     def _inhibition(self, L):
         mu = 1.0 / L if self.mu is None else float(self.mu)
-        if mu > 2.0 / L:
-            raise ValueError(f"mu must lie in [0, 2/L] = [0, {2.0 / L:g}] (mu={mu}).")
-        return mu * (2.0 - mu * L)
+        if not np.isfinite(mu):
+            raise ValueError(f"mu must be finite (mu={mu}).")
+        return mu * (2.0 - mu * L)  # c = (1 - (1 - mu L)^2) / L: any real mu, G stays PSD
 
 
 class LeeLinWahbaSVC(BaseMulticlassSVC):

@@ -52,7 +52,8 @@ def kernel_G(K: np.ndarray, n_classes: int, mu: float | None = None) -> np.ndarr
 
 
 def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
-    """ISVM (4.1) at fixed inhibition ``mu`` (default 1/L, the optimum of Theorem 1)."""
+    """ISVM (4.1) at fixed inhibition ``mu`` (default 1/L, Theorem 1's mu*; it is the largest
+    optimal value over mu, not the smallest: ``msvm.verify.inhibition``)."""
     import cvxpy as cp
 
     mu, P = _inhibition(p.n_classes, mu)
@@ -104,6 +105,42 @@ def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> S
         solver=solver,
         solve_time=elapsed,
         extras={"mu": mu},
+    )
+
+
+def common_mode_free(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The limit of ISVM (4.1)'s optimal value E*(mu) as |mu| -> infinity.
+
+    For mu != 1/L the map w -> f = w (I - mu 11^T) is invertible, with
+    (I - mu 11^T)^-1 = I + t 11^T, t = mu / (1 - mu L), so
+
+        E*(mu) = min_f 1/2 ||f||^2 + (c(mu) / 2) ||f 1||^2 + C sum_ij [1 - y_ij f_ij]_+,
+        c(mu) = 2t + L t^2 = (1 / (1 - mu L)^2 - 1) / L,
+
+    which falls as c does: c = +inf at mu = 1/L (f 1 = 0, the paper's machine), 0 at mu = 0 and
+    2/L, and -> -1/L, its infimum, as |mu| -> infinity, where the regulariser is
+    1/2 ||f (I - 11^T / L)||^2: the common mode of the outputs is free.  That problem is solved
+    here; E*(mu) approaches its value from above and never reaches it, so (4.1) has no minimiser
+    over (w, mu).
+    """
+    import cvxpy as cp
+
+    W = cp.Variable((p.R.shape[1], p.n_classes))
+    eta = cp.Variable((p.n_samples, p.n_classes))
+    centred = W - repeat_columns(cp.sum(W, axis=1) / p.n_classes, p.n_classes)
+    margin = cp.multiply(p.Y, p.R @ W) >= 1 - eta
+    objective = cp.Minimize(0.5 * cp.sum_squares(centred) + p.C * cp.sum(eta))
+    problem, elapsed = solve(objective, [eta >= 0, margin], solver)
+    return Solution(
+        formulation=NAME,
+        form="primal",
+        objective=problem.value,
+        coef=p.coef_from_weights(W.value),
+        problem=p,
+        weights=W.value,
+        solver=solver,
+        solve_time=elapsed,
+        extras={"mu": np.inf},
     )
 
 

@@ -2,16 +2,18 @@
 
 * (3.6): at mu = 1/L the outputs sum to zero over the classes for every input.
 * Lemma 2: the Lagrangian is stationary in mu at 1/L.  By the envelope theorem the derivative of
-  the optimal primal value at a fixed mu is dE*/dmu = sum_ij alpha_ij y_ij <w, Psi(x_i)>
-  (ISVM 4.6 with beta = C - alpha), which is evaluated at each fitted model.
+  the optimal primal value at a fixed mu != 1/L is dE*/dmu = sum_ij alpha_ij y_ij <w, Psi(x_i)>
+  (ISVM 4.6 with beta = C - alpha), evaluated at each fitted model; at 1/L that formula is 0/0,
+  and the slope there is *measured* by a central difference of two refits.
 * Theorem 1 says mu* = 1/L minimises the primal (4.1) over (w, mu).  The profile E*(mu) over a
-  grid of fixed mu shows where the extremum of the optimal value really is.
+  grid of fixed mu, beyond [0, 2/L] on both sides, with its limit as |mu| -> infinity
+  (``msvm.reference.inhibitory.common_mode_free``), shows where the extremum really is.
 
-Why the profile peaks at 1/L: with f = w (I - mu 11^T), w = f + mu s / (1 - mu L) 1 (s = sum_j
-f_j), so ||w||^2 = ||f||^2 + s^2 (1 - (1 - mu L)^2) / (L (1 - mu L)^2) per point: the price of the
-sum direction grows without bound as mu -> 1/L and is symmetric in (1 - mu L)^2.  The inhibitory
-machine at mu = 1/L is the most constrained member of the family -- a maximum of E*(mu), not a
-minimum.
+Why: E*(mu) = min_f 1/2 ||f||^2 + (c / 2) ||f 1||^2 + loss(f) with c = (1 / (1 - mu L)^2 - 1) / L
+(``common_mode_free``'s docstring), symmetric about 1/L and falling in |1 - mu L|.  The price of
+the outputs' sum is infinite at mu = 1/L (the paper's machine: outputs summing to zero), so 1/L
+is the *maximum* of E*(mu); E* falls towards the common-mode-free optimum as |mu| grows and never
+reaches it: (4.1) has no minimiser over (w, mu), and (w*, 1/L) is a saddle point of it.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ class MuProfile:
     L: int
     mus: np.ndarray
     objectives: np.ndarray
-    derivatives: np.ndarray  # dE*/dmu at each mu (envelope theorem)
+    derivatives: np.ndarray  # dE*/dmu at each mu: envelope theorem, measured slope at 1/L
     sum_of_outputs: float  # max_x |sum_j f_j(x)| at mu = 1/L (ISVM 3.6)
+    limit: float  # E*(mu) as |mu| -> infinity (common mode free)
 
     @property
     def argmin(self) -> float:
@@ -43,19 +46,26 @@ class MuProfile:
     def summary(self) -> str:
         at = np.argmin(np.abs(self.mus - 1.0 / self.L))
         return (
-            f"{self.dataset}: E*(mu) over mu in [0, 2/L] is largest at mu = {self.argmax:.4f} "
-            f"(1/L = {1 / self.L:.4f}) and smallest at mu = {self.argmin:.4f}; dE*/dmu at 1/L "
-            f"= {self.derivatives[at]:.2e} (stationary), sum_j f_j(x) at 1/L at most "
-            f"{self.sum_of_outputs:.1e}.  Theorem 1's mu* = 1/L is a stationary point of the "
-            "optimal value, but a maximum: fixing mu elsewhere gives a lower primal optimum."
+            f"{self.dataset}: E*(mu) over mu L in [{self.mus.min() * self.L:g}, "
+            f"{self.mus.max() * self.L:g}] is largest at mu = {self.argmax:.4f} (1/L = "
+            f"{1 / self.L:.4f}), {self.objectives.max():.6f}, and smallest at the grid's ends, "
+            f"{self.objectives.min():.6f}, above its limit {self.limit:.6f} as |mu| -> infinity; "
+            f"measured dE*/dmu at 1/L = {self.derivatives[at]:.2e} (stationary), sum_j f_j(x) "
+            f"at 1/L at most {self.sum_of_outputs:.1e}.  Theorem 1's mu* = 1/L is a stationary "
+            "point of the optimal value, but its maximum: (4.1) has no minimiser over (w, mu)."
         )
+
+
+def default_mus(L: int, n_points: int = 21) -> np.ndarray:
+    """mu L from -2 to 4 (twice [0, 2], centred on 1), with 1/L on the grid (n_points odd)."""
+    return np.linspace(-2.0, 4.0, n_points | 1) / L
 
 
 def envelope_derivative(clf: InhibitorySVC, X) -> float:
     """sum_ij alpha_ij y_ij <w, Psi(x_i)>, with <w, Psi(x_i)> = sum_k <w_k, phi(x_i)>.
 
     The fitted outputs are f = w (I - mu 11^T), so sum_j f_j = (1 - mu L) sum_k w_k . phi; at
-    mu = 1/L the sum vanishes and so does the derivative.
+    mu = 1/L both vanish and <w, Psi> is not recoverable from the outputs: NaN there.
     """
     L = clf.classes_.size
     mu = 1.0 / L if clf.mu is None else clf.mu
@@ -63,31 +73,41 @@ def envelope_derivative(clf: InhibitorySVC, X) -> float:
     Y = -np.ones_like(F)
     Y[np.arange(F.shape[0]), clf._y_index] = 1.0  # ISVM (3.1)
     if abs(1.0 - mu * L) < 1e-12:
-        return 0.0 if np.abs(F.sum(axis=1)).max() < 1e-8 else np.inf
+        return np.nan  # 0/0: ``profile`` measures the slope there instead
     w_psi = F.sum(axis=1) / (1.0 - mu * L)
     return float(np.sum(clf.dual_coef_ * Y * w_psi[:, None]))
 
 
-def profile(X, y, *, C=1.0, kernel="rbf", n_points=21, dataset="", random_state=0) -> MuProfile:
-    """E*(mu) on a grid of fixed mu in [0, 2/L] with the fast inhibitory machine (tol 1e-6)."""
+def profile(
+    X, y, *, C=1.0, kernel="rbf", mus=None, n_points=21, dataset="", random_state=0
+) -> MuProfile:
+    """E*(mu) on a grid of fixed mu (default ``default_mus``) with the fast inhibitory machine
+    (tol 1e-8), its envelope derivatives, the slope at 1/L measured by a central difference, and
+    the limit as |mu| -> infinity from the reference layer."""
+    from msvm.reference import Problem
+    from msvm.reference.inhibitory import common_mode_free
+
     L = np.unique(y).size
-    mus = np.linspace(0.0, 2.0 / L, n_points)
-    objectives, derivatives = [], []
-    for mu in mus:
-        clf = InhibitorySVC(
-            C=C, kernel=kernel, mu=float(mu), tol=1e-6, max_iter=100_000, random_state=random_state
+    mus = default_mus(L, n_points) if mus is None else np.asarray(mus, dtype=float)
+
+    def fit(mu):
+        return InhibitorySVC(
+            C=C, kernel=kernel, mu=float(mu), tol=1e-8, max_iter=-1, random_state=random_state
         ).fit(X, y)
-        objectives.append(clf.objective_)
-        derivatives.append(envelope_derivative(clf, X))
-    at_one_over_L = InhibitorySVC(
-        C=C, kernel=kernel, tol=1e-6, max_iter=100_000, random_state=random_state
-    ).fit(X, y)
-    sums = np.abs(at_one_over_L._scores(X).sum(axis=1)).max()
-    return MuProfile(dataset, L, mus, np.array(objectives), np.array(derivatives), float(sums))
+
+    fits = [fit(mu) for mu in mus]
+    objectives = np.array([clf.objective_ for clf in fits])
+    derivatives = np.array([envelope_derivative(clf, X) for clf in fits])
+    h = 1e-3 / L
+    slope = (fit(1.0 / L + h).objective_ - fit(1.0 / L - h).objective_) / (2.0 * h)
+    derivatives[np.isnan(derivatives)] = slope
+    sums = np.abs(fit(1.0 / L)._scores(X).sum(axis=1)).max()
+    limit = common_mode_free(Problem(X, y, C=C, kernel=kernel)).objective
+    return MuProfile(dataset, L, mus, objectives, derivatives, float(sums), float(limit))
 
 
 def plot(profiles: list[MuProfile], path) -> None:
-    """E*(mu) / E*(1/L) against mu L for each data set, with mu = 1/L marked."""
+    """E*(mu) / E*(1/L) against mu L for each data set, with mu = 1/L and each limit marked."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -96,14 +116,16 @@ def plot(profiles: list[MuProfile], path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for prof in profiles:
         at = np.argmin(np.abs(prof.mus - 1.0 / prof.L))
-        ax.plot(
+        (line,) = ax.plot(
             prof.mus * prof.L,
             prof.objectives / prof.objectives[at],
             marker="o",
             ms=3,
             label=f"{prof.dataset} (L={prof.L})",
         )
+        ax.axhline(prof.limit / prof.objectives[at], color=line.get_color(), linestyle=":", lw=1)
     ax.axvline(1.0, color="grey", linestyle="--", label="mu = 1/L")
+    ax.plot([], [], color="grey", linestyle=":", label="limit as |mu| -> inf")
     ax.set_xlabel("mu L")
     ax.set_ylabel("E*(mu) / E*(1/L)")
     ax.set_title("Inhibitory SVM: optimal primal E*(mu) at fixed mu")

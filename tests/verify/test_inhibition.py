@@ -3,26 +3,68 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from msvm.core import datasets
 from msvm.fast import InhibitorySVC
+from msvm.reference import Problem, inhibitory
+from msvm.reference.inhibitory import common_mode_free
 from msvm.verify.inhibition import envelope_derivative, plot, profile
 
 
-def test_profile_peaks_at_one_over_L(tmp_path):
+def test_profile_peaks_at_one_over_L_and_falls_to_the_common_mode_free_limit(tmp_path):
     X, y = datasets.load("wine", n_samples=60)
-    prof = profile(X, y, n_points=9, dataset="wine")
-    assert prof.argmax == 1.0 / 3
-    assert prof.argmin in (0.0, 2.0 / 3)
-    assert prof.sum_of_outputs < 1e-8  # ISVM (3.6)
+    prof = profile(X, y, n_points=13, dataset="wine")
     middle = int(np.argmin(np.abs(prof.mus - 1.0 / 3)))
-    assert prof.derivatives[middle] == 0.0
+    assert prof.mus[middle] == pytest.approx(1.0 / 3) and prof.argmax == prof.mus[middle]
+    assert prof.sum_of_outputs < 1e-8  # ISVM (3.6)
+    # symmetric about 1/L, falling in |1 - mu L| (the grid is symmetric about mu L = 1)
+    np.testing.assert_allclose(prof.objectives, prof.objectives[::-1], rtol=1e-7)
+    assert np.all(np.diff(prof.objectives[: middle + 1]) > 0)
+    # every E*(mu) lies above the limit, and the grid's ends (mu L = -2, 4) come near it
+    assert np.all(prof.objectives > prof.limit)
+    assert prof.objectives[0] - prof.limit < 0.1 * (prof.objectives[middle] - prof.limit)
+    # the measured slope at 1/L is ~0; the envelope derivatives have the profile's slopes' signs
+    assert abs(prof.derivatives[middle]) < 1e-4 * prof.objectives[middle]
     assert np.all(prof.derivatives[:middle] > 0) and np.all(prof.derivatives[middle + 1 :] < 0)
-    # the envelope derivative is the slope of the profile (finite differences, same sign)
     slopes = np.diff(prof.objectives) / np.diff(prof.mus)
     assert np.all(np.sign(slopes[: middle - 1]) == np.sign(prof.derivatives[1:middle]))
     plot([prof], tmp_path / "mu.png")
     assert (tmp_path / "mu.png").stat().st_size > 1000
+
+
+def test_far_inhibitions_approach_the_limit_from_above():
+    """E*(mu) at mu = 30 and 1000 against ``common_mode_free`` (iris, linear: the issue's values
+    15.1334 at mu = -2, 15.1263 at 30, limit 15.1263)."""
+    X, y = datasets.load("iris")
+    limit = common_mode_free(Problem(X, y, C=0.1, kernel="linear")).objective
+    values = [
+        InhibitorySVC(C=0.1, kernel="linear", mu=mu, tol=1e-8, max_iter=-1, random_state=0)
+        .fit(X, y)
+        .objective_
+        for mu in (-2.0, 30.0, 1000.0)
+    ]
+    assert values[0] > values[1] > values[2] > limit
+    assert values[2] - limit < 1e-6 * limit
+    assert values[1] == pytest.approx(
+        inhibitory.primal(Problem(X, y, C=0.1, kernel="linear"), mu=30.0).objective, rel=1e-7
+    )
+
+
+def test_a_profile_falling_towards_one_over_L_would_make_theorem_one_hold(monkeypatch):
+    """The claim's verdict follows the profile: were 1/L the profile's minimum, it would hold."""
+    from msvm.verify import claims, inhibition
+
+    real = inhibition.profile
+
+    def flipped(*args, **kwargs):
+        prof = real(*args, **kwargs)
+        prof.objectives = 2 * prof.objectives.max() - prof.objectives
+        prof.limit = np.inf
+        return prof
+
+    monkeypatch.setattr(inhibition, "profile", flipped)
+    assert claims.theorem_one().verdict == "holds"
 
 
 def test_sum_of_outputs_is_not_zero_away_from_one_over_L():
