@@ -22,6 +22,7 @@ from msvm.fast import (
     WestonWatkinsSVC,
     engine,
 )
+from msvm.reference import Problem, inhibitory
 
 ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC, CrammerSingerSVC]
 
@@ -79,9 +80,18 @@ def test_bad_input_raises_value_errors(Estimator, wine):
         Estimator().fit(X, y).predict(X[:, :4])
 
 
-def test_inhibition_out_of_range(wine):
-    with pytest.raises(ValueError, match="mu"):
-        InhibitorySVC(mu=1.0).fit(*wine)
+def test_any_real_inhibition_fits_its_primal_and_a_non_finite_one_is_refused(wine):
+    """mu beyond [0, 2/L] is a valid (4.1): the fit at mu = 1 equals the reference primal there,
+    and E*(mu) = E*(2/L - mu) (the dual kernel depends on (1 - mu L)^2 only)."""
+    X, y = wine
+    options = dict(C=1.0, tol=1e-8, max_iter=-1, random_state=0)
+    far = InhibitorySVC(mu=1.0, **options).fit(X, y)
+    mirrored = InhibitorySVC(mu=2.0 / 3 - 1.0, **options).fit(X, y)
+    reference = inhibitory.primal(Problem(X, y, C=1.0, kernel="rbf"), mu=1.0).objective
+    assert far.objective_ == pytest.approx(reference, rel=1e-6)
+    assert mirrored.objective_ == pytest.approx(far.objective_, rel=1e-9)
+    with pytest.raises(ValueError, match="mu must be finite"):
+        InhibitorySVC(mu=np.inf).fit(X, y)
 
 
 def test_precomputed_kernel_equals_the_named_kernel(wine):
