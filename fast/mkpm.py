@@ -81,6 +81,48 @@ def allocation_path(G):
     return delta[L - 1].copy(), alloc
 
 
+@nb.njit(cache=True)
+def loo_misclassified(A, projections, targets, alloc, code, y_index):
+    """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
+    PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
+    (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = sum_{k' < k} A_ik' projections_k'l and
+    h_i(k) = sum_{k' < k} A_ik'^2; a pattern with 1 - h_i <= 1e-10 (interpolated) counts as an
+    error.  Returns the number of errors for each d = 0..D (alloc's rows)."""
+    N, D = A.shape
+    L, Q = projections.shape[1], code.shape[0]
+    wrong = np.zeros(alloc.shape[0], dtype=np.int64)
+    f = np.zeros((D + 1, L))
+    h = np.zeros(D + 1)
+    g = np.empty(L)
+    for i in range(N):
+        for k in range(D):
+            h[k + 1] = h[k] + A[i, k] * A[i, k]
+            for l in range(L):
+                f[k + 1, l] = f[k, l] + A[i, k] * projections[k, l]
+        for d in range(alloc.shape[0]):
+            defined = True
+            for l in range(L):
+                k = alloc[d, l]
+                free = 1.0 - h[k]
+                if free <= 1e-10:
+                    defined = False
+                    break
+                g[l] = (f[k, l] - h[k] * targets[i, l]) / free
+            if not defined:
+                wrong[d] += 1
+                continue
+            best, arg = np.inf, 0
+            for q in range(Q):
+                dist = 0.0
+                for l in range(L):
+                    dist += (g[l] - code[q, l]) ** 2
+                if dist < best:
+                    best, arg = dist, q
+            if arg != y_index[i]:
+                wrong[d] += 1
+    return wrong
+
+
 class KernelPCABasis:
     """The uncentred kernel-PCA scores z_k(x) of MKPM (33-35), exact or by Nystroem landmarks."""
 
@@ -237,25 +279,13 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         dist = (code**2).sum(axis=1) - 2.0 * F @ code.T  # (n, D+1, Q)
         return np.argmin(dist, axis=2) != y_index[:, None]
 
-    def _loo_errors(self, y_index, code, chunk=256):
-        """Leave-one-out error rate for every d by PRESS in the fitted basis (module docstring).
-
-        A pattern whose leverage reaches 1 (d at the rank: the fit interpolates it) has no
-        deleted fit; it counts as an error there.
-        """
-        A, alloc = self._basis.A, self.allocation_path_
+    def _loo_errors(self, y_index, code):
+        """Leave-one-out error rate for every d by PRESS in the fitted basis (module docstring)."""
+        A = np.ascontiguousarray(self._basis.A)
         targets = code[y_index]
-        projections = A.T @ targets  # a_k^T y_l
-        wrong = np.zeros(alloc.shape[0])
-        for start in range(0, A.shape[0], chunk):
-            rows = slice(start, start + chunk)
-            F = self._path_outputs(A[rows], projections, alloc)  # H_d y_l, (n, D+1, L)
-            h = self._cumulative(A[rows] ** 2)[:, alloc]  # h_i(d_l), (n, D+1, L)
-            free = 1.0 - h
-            defined = free > 1e-10
-            deleted = (F - h * targets[rows, None, :]) / np.where(defined, free, 1.0)
-            undefined = ~np.all(defined, axis=2)
-            wrong += (self._misclassified(deleted, y_index[rows], code) | undefined).sum(axis=0)
+        wrong = loo_misclassified(
+            A, A.T @ targets, targets, self.allocation_path_, np.ascontiguousarray(code), y_index
+        )
         return wrong / A.shape[0]
 
     def _path_errors(self, X, y_index, basis, coef, alloc, code, chunk=256):
