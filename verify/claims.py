@@ -251,7 +251,12 @@ def simplex_claims() -> list[Claim]:
     except ValueError as err:
         shape_note = f"the printed blocks do not assemble ({err})"
         ok = False
-    read_error = max(np.abs(_simplex_recursion(n) - simplex_code(n)).max() for n in range(2, 41))
+    # the reading is the recursion core.coding.simplex_code runs; Definition 1.1 asks for unit
+    # rows with pairwise products -1/(T-1), i.e. the Gram matrix (T I - 11^T) / (T - 1)
+    read_error = max(
+        np.abs(simplex_code(n) @ simplex_code(n).T - (n * np.eye(n) - 1.0) / (n - 1)).max()
+        for n in range(2, 41)
+    )
     return [
         Claim(
             "the square-loss minimiser solves (K + (n lambda / 2) I) C = Y",
@@ -264,25 +269,13 @@ def simplex_claims() -> list[Claim]:
             "column of dimension T",
             "Simplex (1.1)",
             verdict_with_reading(ok, read_error <= 1e-12),
-            f"{shape_note}; as read, the recursion from C[1] = (1, -1) differs from Definition "
-            f"1.1's code by at most {read_error:.1e} for T = 2..40",
+            f"{shape_note}; as read (core.coding.simplex_code), the rows' Gram matrix differs "
+            f"from Definition 1.1's (T I - 11^T) / (T - 1) by at most {read_error:.1e} for "
+            "T = 2..40",
             "u and v exchanged: zeros along the first row beside the leading 1, -1/T down the "
             "first column",
         ),
     ]
-
-
-def _simplex_recursion(T: int) -> np.ndarray:
-    """The simplex code of T classes (T x (T-1)) by (1.1) read with u and v exchanged: with
-    m = T - 1, [[1, 0], [-1/m, C sqrt(1 - 1/m^2)]] from the code C of m classes, starting at
-    (1, -1)^T for two."""
-    code = np.array([[1.0], [-1.0]])
-    for n in range(3, T + 1):  # n classes from n - 1
-        m = n - 1
-        first = np.r_[1.0, np.full(m, -1.0 / m)][:, None]
-        rest = np.vstack([np.zeros((1, m - 1)), code * np.sqrt(1 - 1 / m**2)])
-        code = np.hstack([first, rest])
-    return code
 
 
 def simplex_calibration(trials: int = 200) -> Claim:

@@ -101,7 +101,9 @@ def profile(
     h = 1e-3 / L
     slope = (fit(1.0 / L + h).objective_ - fit(1.0 / L - h).objective_) / (2.0 * h)
     derivatives[np.isnan(derivatives)] = slope
-    sums = np.abs(fit(1.0 / L)._scores(X).sum(axis=1)).max()
+    on_grid = [clf for clf, mu in zip(fits, mus, strict=True) if abs(1.0 - mu * L) < 1e-12]
+    at_one_over_L = on_grid[0] if on_grid else fit(1.0 / L)
+    sums = np.abs(at_one_over_L._scores(X).sum(axis=1)).max()
     limit = common_mode_free(Problem(X, y, C=C, kernel=kernel)).objective
     return MuProfile(dataset, L, mus, objectives, derivatives, float(sums), float(limit))
 

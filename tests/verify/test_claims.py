@@ -92,18 +92,18 @@ def test_mprot_gain_slip_needs_its_reading_to_hold(monkeypatch):
 
 
 def test_simplex_slip_needs_its_reading_to_hold(monkeypatch):
-    """A recursion with the wrong shrink factor sqrt(1 - 1/T^2) at T = m + 1 makes (1.1) fail."""
+    """A recursion with the wrong shrink factor sqrt(1 - 1/(T+1)^2) breaks Definition 1.1's
+    inner products: (1.1) then fails."""
 
-    def wrong(T):
+    def wrong(n_classes):
         code = np.array([[1.0], [-1.0]])
-        for n in range(3, T + 1):
-            m = n - 1
-            first = np.r_[1.0, np.full(m, -1.0 / m)][:, None]
-            rest = np.vstack([np.zeros((1, m - 1)), code * np.sqrt(1 - 1 / n**2)])
+        for T in range(2, n_classes):
+            first = np.r_[1.0, np.full(T, -1.0 / T)][:, None]
+            rest = np.vstack([np.zeros((1, T - 1)), code * np.sqrt(1 - 1 / (T + 1) ** 2)])
             code = np.hstack([first, rest])
         return code
 
-    monkeypatch.setattr(claims, "_simplex_recursion", wrong)
+    monkeypatch.setattr(claims, "simplex_code", wrong)
     assert [c.verdict for c in claims.simplex_claims()][1] == "fails"
 
 
