@@ -6,8 +6,10 @@ import json
 
 import numpy as np
 
-from msvm.reference import weston_watkins
-from msvm.verify import claims
+import pytest
+
+from msvm.reference import inhibitory, mkpm, weston_watkins
+from msvm.verify import claims, printed_algorithms
 from msvm.verify.cli import main
 from msvm.verify.robustness import paper_table3
 
@@ -15,18 +17,29 @@ EXPECTED = {
     ("ISVM appendix E (E.3)", "fails"),
     ("ISVM appendix F (F.4)", "fails"),
     ("ISVM (4.14)-(4.16)", "holds"),
-    ("ISVM (8.2)-(8.5), (7.1)", "holds"),
-    ("Lecture, class prediction from the dual", "holds"),
+    ("ISVM (7.1)", "slip"),
+    ("ISVM Algorithm 1, (7.2)", "holds"),
+    ("ISVM Algorithm 2", "fails"),
+    ("ISVM (8.2)-(8.5)", "holds"),
+    ("Lecture, Dual of Max-SVM, primal recovery", "slip"),
+    ("Lecture, Max-SVM, dual from kernel operator", "holds"),
+    ("Lecture, Dual of Sum-SVM, primal recovery", "holds"),
+    ("Lecture, Sum-SVM, dual from kernel operator", "slip"),
     ("MProt (13)", "holds"),
     ("MProt (13)", "slip"),
     ("MProt (11)", "note"),
+    ("MProt Theorem 4 (proof, (19)-(21))", "holds"),
     ("MKPM (39)", "fails"),
+    ("MKPM (40)", "fails"),
+    ("MKPM (41)", "holds"),
     ("MKPM (42)", "holds"),
     ("MKPM (15)-(16)", "fails"),
     ("Simplex §1.3", "holds"),
     ("Simplex (1.1)", "slip"),
     ("Simplex §1.2", "fails"),
+    ("Simplex §1.2", "holds"),
     ("ISVM Theorem 1, Lemma 2", "fails"),
+    ("ISVM (4.1) at mu = 1/L; Dogan, Glasmachers & Igel (2016)", "holds"),
     ("ISVM Table 4", "holds"),
     ("ISVM Table 4, notes", "fails"),
     ("ISVM Tables 3 and 4", "fails"),
@@ -62,11 +75,13 @@ def test_verdicts():
     assert found == EXPECTED
 
 
-def test_appendix_check_detects_a_correct_simplification(monkeypatch):
+@pytest.mark.parametrize("formulation", ["weston_watkins", "crammer_singer"])
+def test_appendix_check_detects_a_correct_simplification(monkeypatch, formulation):
     """Were the printed simplification right, the same check would say it holds."""
     real = weston_watkins.printed_kernel
     monkeypatch.setattr(weston_watkins, "printed_kernel", lambda p, simplified=False: real(p))
-    assert claims.appendix_kernel("E", "weston_watkins").verdict == "holds"
+    monkeypatch.setattr(claims, "simplified_kernel_accuracy", lambda name: (1.0, 1.0))
+    assert claims.appendix_kernel("E", formulation).verdict == "holds"
 
 
 def test_claims_command_writes_json(tmp_path):
@@ -120,3 +135,144 @@ def test_mprot_scale_note_needs_exactly_the_dropped_factor(monkeypatch):
 
     monkeypatch.setattr(module, "primal", scaled)
     assert claims.mprot_dual_scale().verdict == "fails"
+
+
+# Every claim that holds (or holds as read) is checked by a computation that a deliberately wrong
+# version of the paper's expression, or of the data it reads, makes fail.
+
+
+def test_prediction_simplification_fails_for_a_class_dependent_shift(monkeypatch):
+    real = inhibitory.simplified_scores
+    monkeypatch.setattr(
+        inhibitory, "simplified_scores", lambda sol, X: real(sol, X) + np.arange(3) * 0.5
+    )
+    assert claims.prediction_simplification().verdict == "fails"
+
+
+def test_smo_step_reading_needs_the_exact_maximiser(monkeypatch):
+    """A dual whose quadratic term is scaled moves the exact maximiser: (7.1) as read fails."""
+    real = printed_algorithms.dual_value
+    monkeypatch.setattr(
+        printed_algorithms,
+        "dual_value",
+        lambda G, y, alpha: real(2 * G, y, alpha) - real(G, y, alpha) + alpha.sum() / 2,
+    )
+    assert claims.smo_step().verdict == "fails"
+
+
+def test_algorithm_one_fails_on_the_wrong_kernel(monkeypatch):
+    """Algorithm 1 run on one-vs-all's kernel (no inhibition) misses the inhibitory optimum."""
+    monkeypatch.setattr(printed_algorithms, "isvm_kernel", lambda K, L: np.kron(K, np.eye(L)))
+    verdicts = [c.verdict for c in claims.printed_algorithms()]
+    assert verdicts[0] == "fails"
+
+
+def test_algorithm_two_would_hold_with_the_appendix_d_box(monkeypatch):
+    real = printed_algorithms.sgd_endogenous
+    monkeypatch.setattr(
+        printed_algorithms,
+        "sgd_endogenous",
+        lambda G, y, C, eta=1.0, clip="printed", **kw: real(G, y, C, eta, "appendix_d", **kw),
+    )
+    assert claims.printed_algorithms()[1].verdict == "holds"
+
+
+def test_sgd_equivalence_fails_if_the_learning_rate_is_not_one(monkeypatch):
+    real = printed_algorithms.sgd_endogenous
+    monkeypatch.setattr(
+        printed_algorithms,
+        "sgd_endogenous",
+        lambda G, y, C, eta=1.0, **kw: real(G, y, C, 0.9 if eta == 1.0 else eta, **kw),
+    )
+    assert claims.printed_algorithms()[2].verdict == "fails"
+
+
+def test_lecture_rules_fail_with_the_wrong_blocks(monkeypatch):
+    """The rules are evaluated from the dual variables and the printed blocks, not from the
+    solution's outputs: transposed blocks (e_j - e_y rows) break every rule."""
+    real = claims.lecture_blocks
+    monkeypatch.setattr(claims, "lecture_blocks", lambda sol: -real(sol))
+    assert {c.verdict for c in claims.lecture_rules(Cs=(1.0,))} == {"fails"}
+
+
+def test_pair_step_fails_when_not_halved(monkeypatch):
+    monkeypatch.setattr(claims, "pair_step", lambda df, K: df / K)
+    assert claims.basic_step()[0].verdict == "fails"
+
+
+def test_theorem_four_fails_for_a_double_count(monkeypatch):
+    real = claims.cross_class_spread
+    monkeypatch.setattr(claims, "cross_class_spread", lambda M, c: 2 * real(M, c))
+    assert claims.mprot_theorem_four().verdict == "fails"
+
+
+def test_mkpm_checks_respond_to_the_exponent_and_the_eigenvalues(monkeypatch):
+    monkeypatch.setattr(claims, "MKPM_PRINTED_EXPONENT", 0.5)  # what the derivation gives
+    verdicts = {c.source: c.verdict for c in claims.mkpm_claims()}
+    assert verdicts["MKPM (39)"] == verdicts["MKPM (40)"] == "holds"
+    real = mkpm.kpca_basis
+    monkeypatch.setattr(mkpm, "kpca_basis", lambda K, d: (real(K, d)[0], 2 * real(K, d)[1]))
+    assert {c.source: c.verdict for c in claims.mkpm_claims()}["MKPM (41)"] == "fails"
+
+
+def test_mkpm_closed_risk_fails_against_a_wrong_table(monkeypatch):
+    real = mkpm.risk_table
+    monkeypatch.setattr(
+        mkpm, "risk_table", lambda *args: (real(*args)[0] * 1.01, real(*args)[1])
+    )
+    assert {c.source: c.verdict for c in claims.mkpm_claims()}["MKPM (42)"] == "fails"
+
+
+def test_square_loss_closed_form_fails_when_off(monkeypatch):
+    module = claims.FORMULATIONS["simplex_square"]
+    real = module.closed_form
+
+    def off(p):
+        solution = real(p)
+        solution.objective *= 1.001
+        return solution
+
+    monkeypatch.setattr(module, "closed_form", off)
+    assert claims.simplex_claims()[0].verdict == "fails"
+
+
+def test_square_comparison_fails_for_a_code_that_is_not_a_simplex(monkeypatch):
+    """Stretching one code vector biases the decoding: a wrong class then costs nothing."""
+
+    def stretched(T):
+        code = claims_simplex_code(T)
+        code[0] *= 2.0
+        return code
+
+    claims_simplex_code = claims.simplex_code
+    monkeypatch.setattr(claims, "simplex_code", stretched)
+    assert claims.simplex_comparison(trials=30)[0].verdict == "fails"
+
+
+def test_ats_crosscheck_fails_without_inhibition(monkeypatch):
+    real = inhibitory.dual
+    monkeypatch.setattr(inhibitory, "dual", lambda p, mu=None, **kw: real(p, mu=0.0, **kw))
+    assert claims.ats_crosscheck().verdict == "fails"
+
+
+def test_theorem_one_would_hold_with_a_minimum_at_one_over_L(monkeypatch):
+    from msvm.verify import inhibition
+
+    real = inhibition.profile
+
+    def bowl(*args, **kwargs):
+        prof = real(*args, **kwargs)
+        at = prof.mus[np.argmin(np.abs(prof.mus - 1.0 / prof.L))]
+        prof.objectives = prof.limit - 1.0 + (prof.mus - at) ** 2
+        return prof
+
+    monkeypatch.setattr(inhibition, "profile", bowl)
+    assert claims.theorem_one().verdict == "holds"
+
+
+def test_table4_ratios_fail_when_computed_wrongly(monkeypatch):
+    from msvm.verify import sign_test
+
+    real = sign_test.likelihood_ratio
+    monkeypatch.setattr(sign_test, "likelihood_ratio", lambda k, n: 1.1 * real(k, n))
+    assert claims.table4_claims()[0].verdict == "fails"
