@@ -23,7 +23,14 @@ from __future__ import annotations
 import numpy as np
 
 from msvm.reference.pairwise import difference_coef, differences, negatives
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    certified,
+    hard_margin_fallback,
+    solve,
+)
 
 NAME = "crammer_singer"
 RESCALINGS = ("margin", "slack")
@@ -45,6 +52,7 @@ def check_cost(p: Problem, cost, rescaling: str) -> np.ndarray:
     return Delta
 
 
+@hard_margin_fallback
 def primal(
     p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
 ) -> Solution:
@@ -66,20 +74,23 @@ def primal(
     problem, elapsed = solve(objective, [xi >= 0, pairwise], solver)
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = pairwise.dual_value
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        dual_coef=alpha,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"cost": Delta, "rescaling": rescaling},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            dual_coef=alpha,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"cost": Delta, "rescaling": rescaling},
+        )
     )
 
 
+@hard_margin_fallback
 def dual(
     p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
 ) -> Solution:
@@ -103,15 +114,17 @@ def dual(
     problem, elapsed = solve(objective, [alpha >= 0, alpha[positives] == 0, budget], solver)
     a = np.where(positives, 0.0, alpha.value)
     coef = difference_coef(a, p.y_index, L)
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=coef,
-        problem=p,
-        weights=p.R.T @ coef,
-        dual_coef=a,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"cost": Delta, "rescaling": rescaling},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=coef,
+            problem=p,
+            weights=p.R.T @ coef,
+            dual_coef=a,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"cost": Delta, "rescaling": rescaling},
+        )
     )

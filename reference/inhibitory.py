@@ -31,7 +31,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, repeat_columns, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    certified,
+    hard_margin_fallback,
+    repeat_columns,
+    solve,
+)
 
 NAME = "inhibitory"
 
@@ -51,6 +59,7 @@ def kernel_G(K: np.ndarray, n_classes: int, mu: float | None = None) -> np.ndarr
     return np.kron(K, np.eye(n_classes) - c * np.ones((n_classes, n_classes)))
 
 
+@hard_margin_fallback
 def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
     """ISVM (4.1) at fixed inhibition ``mu`` (default 1/L, Theorem 1's mu*; it is the largest
     optimal value over mu, not the smallest: ``msvm.verify.inhibition``)."""
@@ -66,20 +75,23 @@ def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) ->
     margin = cp.multiply(p.Y, F) >= 1 - eta  # (4.1 ii)
     constraints = [w_sum == cp.sum(W, axis=1), eta >= 0, margin]
     problem, elapsed = solve(cp.Minimize(regulariser + p.C * hinge), constraints, solver)
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value @ P),
-        problem=p,
-        weights=W.value,
-        dual_coef=margin.dual_value,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"mu": mu},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value @ P),
+            problem=p,
+            weights=W.value,
+            dual_coef=margin.dual_value,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"mu": mu},
+        )
     )
 
 
+@hard_margin_fallback
 def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
     """ISVM (6.1)-(6.2) with the kernel G of (6.3) (at any fixed ``mu``; default 1/L)."""
     import cvxpy as cp
@@ -94,17 +106,19 @@ def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> S
     constraints = [row_sum == cp.sum(alpha_y, axis=1), alpha >= 0, alpha <= p.C]  # (6.2)
     problem, elapsed = solve(objective, constraints, solver)
     a = alpha.value
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=(a * p.Y) @ P @ P,  # (4.12): factor I(j = j') - c
-        problem=p,
-        weights=p.R.T @ (a * p.Y) @ P,
-        dual_coef=a,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"mu": mu},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=(a * p.Y) @ P @ P,  # (4.12): factor I(j = j') - c
+            problem=p,
+            weights=p.R.T @ (a * p.Y) @ P,
+            dual_coef=a,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"mu": mu},
+        )
     )
 
 
@@ -131,16 +145,19 @@ def common_mode_free(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     margin = cp.multiply(p.Y, p.R @ W) >= 1 - eta
     objective = cp.Minimize(0.5 * cp.sum_squares(centred) + p.C * cp.sum(eta))
     problem, elapsed = solve(objective, [eta >= 0, margin], solver)
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"mu": np.inf},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            dual_coef=margin.dual_value,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"mu": np.inf},
+        )
     )
 
 

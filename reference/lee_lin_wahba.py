@@ -21,11 +21,20 @@ from __future__ import annotations
 import numpy as np
 
 from msvm.reference.pairwise import negatives
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, repeat_columns, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    certified,
+    hard_margin_fallback,
+    repeat_columns,
+    solve,
+)
 
 NAME = "lee_lin_wahba"
 
 
+@hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """ISVM Table 1, Lee et al. (2004): margin 1/(L-1) on the negatives, outputs summing to 0."""
     import cvxpy as cp
@@ -41,19 +50,22 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     problem, elapsed = solve(objective, [eta >= 0, margin, sum_to_zero], solver)
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = margin.dual_value
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        dual_coef=alpha,
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            dual_coef=alpha,
+            solver=solver,
+            solve_time=elapsed,
+        )
     )
 
 
+@hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The Lee-Lin-Wahba dual derived above."""
     import cvxpy as cp
@@ -69,14 +81,16 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     constraints += [alpha >= 0, alpha <= p.C, alpha[positives] == 0]
     problem, elapsed = solve(objective, constraints, solver)
     a = np.where(positives, 0.0, alpha.value)
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=-a @ centre,
-        problem=p,
-        weights=-p.R.T @ a @ centre,
-        dual_coef=a,
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=-a @ centre,
+            problem=p,
+            weights=-p.R.T @ a @ centre,
+            dual_coef=a,
+            solver=solver,
+            solve_time=elapsed,
+        )
     )

@@ -19,7 +19,15 @@ shift (softmax ignores it); both forms report it centred to sum 0.
 from __future__ import annotations
 
 from msvm.core.coding import one_hot
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, add_bias, check_solver, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    add_bias,
+    certified,
+    check_solver,
+    solve,
+)
 
 NAME = "logistic"
 
@@ -44,16 +52,18 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     m = add_bias(p.R @ W, b)  # m_j(x_i) = <w_j, phi(x_i)> + b_j
     loss = cp.sum(cp.log_sum_exp(m, axis=1)) - cp.sum(cp.multiply(one_hot(p.y_index, L), m))
     problem, elapsed = solve(cp.Minimize(0.5 * cp.sum_squares(W) + p.C * loss), [], solver)
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        intercept=b.value - b.value.mean(),
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            intercept=b.value - b.value.mean(),
+            solver=solver,
+            solve_time=elapsed,
+        )
     )
 
 
@@ -70,15 +80,17 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     problem, elapsed = solve(objective, [cp.sum(P, axis=1) == 1, P >= 0, balance], solver)
     coef = p.C * (E - P.value)
     b = -balance.dual_value / p.C
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=coef,
-        problem=p,
-        weights=p.R.T @ coef,
-        intercept=b - b.mean(),
-        dual_coef=P.value,
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=coef,
+            problem=p,
+            weights=p.R.T @ coef,
+            intercept=b - b.mean(),
+            dual_coef=P.value,
+            solver=solver,
+            solve_time=elapsed,
+        )
     )

@@ -25,7 +25,14 @@ from __future__ import annotations
 import numpy as np
 
 from msvm.reference.pairwise import negatives
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    certified,
+    hard_margin_fallback,
+    solve,
+)
 
 NAME = "mprot_static"
 
@@ -66,21 +73,24 @@ def _class_scores(n_classes: int, n_prototypes: int):
 
 
 def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed):
-    return Solution(
-        formulation=NAME,
-        form=form,
-        objective=value,
-        coef=coef,
-        problem=p,
-        weights=weights,
-        dual_coef=alpha,
-        scores=_class_scores(p.n_classes, q),
-        solver=solver,
-        solve_time=elapsed,
-        extras={"n_prototypes": q, "prototype_index": assigned},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form=form,
+            objective=value,
+            coef=coef,
+            problem=p,
+            weights=weights,
+            dual_coef=alpha,
+            scores=_class_scores(p.n_classes, q),
+            solver=solver,
+            solve_time=elapsed,
+            extras={"n_prototypes": q, "prototype_index": assigned},
+        )
     )
 
 
+@hard_margin_fallback
 def primal(
     p: Problem, n_prototypes: int = 2, assignment=None, solver: str = DEFAULT_SOLVER
 ) -> Solution:
@@ -105,6 +115,7 @@ def primal(
     return _solution(p, "primal", problem.value, coef, M.value, alpha, q, assigned, solver, elapsed)
 
 
+@hard_margin_fallback
 def dual(
     p: Problem, n_prototypes: int = 2, assignment=None, solver: str = DEFAULT_SOLVER
 ) -> Solution:

@@ -17,11 +17,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    certified,
+    hard_margin_fallback,
+    solve,
+)
 
 NAME = "one_vs_all"
 
 
+@hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """Sum over classes of the binary soft-margin SVM primals (no bias)."""
     import cvxpy as cp
@@ -34,19 +42,22 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     constraints = margins + [eta >= 0 for eta in etas]
     problem, elapsed = solve(cp.Minimize(objective), constraints, solver)
     W = np.column_stack([w.value for w in ws])
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W),
-        problem=p,
-        weights=W,
-        dual_coef=np.column_stack([m.dual_value for m in margins]),
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W),
+            problem=p,
+            weights=W,
+            dual_coef=np.column_stack([m.dual_value for m in margins]),
+            solver=solver,
+            solve_time=elapsed,
+        )
     )
 
 
+@hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """Sum over classes of the binary SVM duals (no bias, hence no equality constraint)."""
     import cvxpy as cp
@@ -60,14 +71,16 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     problem, elapsed = solve(cp.Maximize(objective), constraints, solver)
     A = np.column_stack([a.value for a in alphas])
     coef = A * p.Y
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=coef,
-        problem=p,
-        weights=p.R.T @ coef,
-        dual_coef=A,
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=coef,
+            problem=p,
+            weights=p.R.T @ coef,
+            dual_coef=A,
+            solver=solver,
+            solve_time=elapsed,
+        )
     )

@@ -6,10 +6,21 @@ eigendecomposition, eigenvalues below ``1e-10 * max`` dropped), so that an outpu
 ``quad_form`` over an NL x NL matrix.  The same factor writes each dual's quadratic term as
 ``||R^T B||_F^2 = tr(B^T K B)``.  A solution is always reported as the expansion coefficients
 ``B`` (``f(x) = k(x, X) B + b``), which ``Problem.coef_from_weights`` recovers from ``W``.
+
+Dropping the eigenvalues below the cutoff solves the problem of K's positive part.  That is K
+itself, up to rounding, for the kernels that are positive semi-definite by construction (linear,
+rbf, poly with coef0 >= 0); a precomputed kernel or a poly kernel with coef0 < 0 is refused with a
+``ValueError`` if its smallest eigenvalue is negative beyond rounding (``indefinite_threshold``).
+
+No solution is returned without a certificate of optimality (``msvm.reference.certificate``):
+a solver error, a non-optimal status or a failed certificate raise :class:`NotSolvedError`.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +43,36 @@ _EIGEN_CUTOFF = 1e-10
 
 
 class NotSolvedError(RuntimeError):
-    """A cvxpy solver stopped without reaching an optimal solution."""
+    """No certified optimum: the solver failed or stopped short of optimal, or the solution it
+    returned fails its optimality certificate (``msvm.reference.certificate``)."""
+
+
+def indefinite_threshold(s: np.ndarray) -> float:
+    """The rounding level of the eigenvalues ``s`` of an N x N symmetric Gram matrix K:
+    ``2 N eps max|s|``.
+
+    Two errors of that size can make a positive semi-definite K show negative eigenvalues: the
+    eigensolver's backward error (LAPACK's ``syevd`` returns the exact eigenvalues of K + E with
+    ||E||_2 <= p(N) eps ||K||_2, p(N) a modest multiple of N), and the rounding of K's own entries
+    (|E_ij| <= eps |K_ij| / 2 gives ||E||_2 <= ||E||_F <= N eps max|K_ij| / 2 <= N eps ||K||_2 / 2).
+    By Weyl's inequality each moves an eigenvalue by at most its ||E||_2; ||K||_2 = max|s|.
+    """
+    s = np.asarray(s)
+    return 2.0 * s.size * np.finfo(float).eps * float(np.abs(s).max(initial=0.0))
+
+
+def check_positive_semidefinite(s: np.ndarray) -> None:
+    """Refuse a Gram matrix whose smallest eigenvalue is negative beyond rounding."""
+    threshold = indefinite_threshold(s)
+    if s.size and s.min() < -threshold:
+        raise ValueError(
+            "The kernel matrix is not positive semi-definite: its smallest eigenvalue is "
+            f"{float(s.min()):.6g}, below -{threshold:.3g} (2 N eps max|eigenvalue|, the rounding "
+            "level).  The formulations are convex only for a positive semi-definite kernel; "
+            "the reference layer will not solve the problem of its positive part silently.  "
+            "Use a positive semi-definite kernel (for a poly kernel, coef0 >= 0), or project it "
+            "yourself (clip the negative eigenvalues) if that is the problem you mean."
+        )
 
 
 class Problem:
@@ -53,6 +93,15 @@ class Problem:
     K : the Gram matrix (n_samples, n_samples)
     R : the factor with K = R R^T, shape (n_samples, rank)
     Y : the +-1 coding matrix of ISVM (3.1), shape (n_samples, L)
+
+    Raises
+    ------
+    ValueError
+        if the Gram matrix is indefinite beyond rounding: a precomputed kernel, or a poly kernel
+        with coef0 < 0, whose smallest eigenvalue is below ``-indefinite_threshold(K)``.  The
+        other kernels (linear, rbf, poly with coef0 >= 0) are positive semi-definite by
+        construction, and their negative eigenvalues are rounding: they are dropped with the
+        eigen-directions below the cutoff.
     """
 
     def __init__(self, X, y, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0):
@@ -68,6 +117,8 @@ class Problem:
             self.K = self._kernel(self.X)
         check_finite("The Gram matrix", self.K)
         s, V = gram_eigh(self.K)
+        if kernel == "precomputed" or (kernel == "poly" and self.coef0 < 0):
+            check_positive_semidefinite(s)
         keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
         dropped = np.einsum("ij,j,ij->i", V[:, ~keep], np.maximum(s[~keep], 0.0), V[:, ~keep])
         if np.any(dropped > _EIGEN_CUTOFF * np.maximum(np.diag(self.K), 0.0) + 1e-300):
@@ -105,6 +156,60 @@ class Problem:
         return 1.0 / self.C
 
 
+def certified(sol: Solution) -> Solution:
+    """``sol`` with its optimality certificate attached (``sol.extras["certificate"]``), or
+    :class:`NotSolvedError`: see ``msvm.reference.certificate``."""
+    from msvm.reference.certificate import certify
+
+    return certify(sol)
+
+
+# The Lecture's dual variables mu are tied to C (alpha = -C mu); moved to another C they scale.
+_MU_FORMULATIONS = ("sum_svm", "max_svm")
+
+
+def hard_margin_fallback(function):
+    """Retry a hinge machine that cannot be solved at a large C at C' = C / 1000^k (k = 1..6).
+
+    A hinge machine's dual depends on C only through its box (or per-pattern budget), so once C
+    exceeds every multiplier of the hard-margin problem the optimum no longer changes with C.  An
+    interior-point solver loses that problem at C ~ 1e8-1e10 (the loss outweighs the regulariser
+    by C); at a smaller C' it finds it.  The solution at C' is returned only if it is certified
+    optimal at the requested C (``msvm.reference.certificate``: its dual point is feasible for
+    the larger box, its weights scaled to meet every margin give the upper bound); otherwise
+    the first error stands.  If the solution at C' does not certify at C, its box is active and
+    no smaller C' can help.
+    """
+
+    @functools.wraps(function)
+    def wrapper(p: Problem, *args, **kwargs):
+        try:
+            return function(p, *args, **kwargs)
+        except NotSolvedError as error:
+            first = error
+        from msvm.reference.certificate import certify
+
+        for k in range(1, 7):
+            smaller = copy.copy(p)
+            smaller.C = p.C / 1000.0**k
+            try:
+                sol = function(smaller, *args, **kwargs)
+            except NotSolvedError:
+                continue
+            dual_coef = sol.dual_coef
+            if sol.formulation in _MU_FORMULATIONS and dual_coef is not None:
+                dual_coef = dual_coef * (smaller.C / p.C)
+            extras = {**sol.extras, "solved_at_C": smaller.C}
+            moved = dataclasses.replace(sol, problem=p, dual_coef=dual_coef, extras=extras)
+            try:
+                return certify(moved)
+            except NotSolvedError:
+                break
+        raise first
+
+    return wrapper
+
+
 def identity_scores(raw: np.ndarray) -> np.ndarray:
     return raw
 
@@ -119,6 +224,9 @@ class Solution:
     MProt; projections on the simplex code vectors for the simplex machines).
     ``weights`` is W in factor space (||w||^2 = ||weights||_F^2) and ``dual_coef`` the dual
     variables (for a primal, the multipliers cvxpy returns for its margin constraints).
+    ``extras["certificate"]`` holds the bounds ``lower <= optimum <= upper`` that certified it
+    (``msvm.reference.certificate.Certificate``); ``extras["solved_at_C"]`` the smaller C it was
+    solved at, if the hard-margin retry was needed.
     """
 
     formulation: str
@@ -213,12 +321,12 @@ def solve(objective, constraints, solver: str = DEFAULT_SOLVER, **options):
     start = time.perf_counter()
     try:
         problem.solve(solver=name, **opts)
-    except cp.error.SolverError as exc:
+        if problem.status == cp.OPTIMAL_INACCURATE and opts.get("direct_solve_method") == "faer":
+            # faer's LDL can stall short of the 1e-9 tolerances where qdldl reaches them (the
+            # logistic dual on the digits problem of `msvm verify --quick`, Clarabel 0.11.1).
+            problem.solve(solver=name, **{**opts, "direct_solve_method": "qdldl"})
+    except cp.error.SolverError as exc:  # the first solve or the qdldl retry
         raise NotSolvedError(f"{name} failed on this problem: {exc}") from exc
-    if problem.status == cp.OPTIMAL_INACCURATE and opts.get("direct_solve_method") == "faer":
-        # faer's LDL can stall short of the 1e-9 tolerances where qdldl reaches them (the
-        # logistic dual on the digits problem of `msvm verify --quick`, Clarabel 0.11.1).
-        problem.solve(solver=name, **{**opts, "direct_solve_method": "qdldl"})
     elapsed = time.perf_counter() - start
     if problem.status != cp.OPTIMAL:
         raise NotSolvedError(

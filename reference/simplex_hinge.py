@@ -19,7 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from msvm.core.coding import simplex_code
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    certified,
+    hard_margin_fallback,
+    solve,
+)
 
 NAME = "simplex_hinge"
 
@@ -50,6 +57,7 @@ def gram_Q(p: Problem) -> np.ndarray:
     return p.K * (Yc @ Yc.T)
 
 
+@hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The simplex hinge primal on the canonical scale (f = R W, ||f||_H = ||W||_F)."""
     import cvxpy as cp
@@ -60,20 +68,23 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     margin = cp.sum(cp.multiply(Yc, p.R @ W), axis=1) >= 1 - xi  # <y_i, f(x_i)> >= 1 - xi_i
     objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum(xi))
     problem, elapsed = solve(objective, [xi >= 0, margin], solver)
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        dual_coef=margin.dual_value,
-        scores=decoder(code),
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            dual_coef=margin.dual_value,
+            scores=decoder(code),
+            solver=solver,
+            solve_time=elapsed,
+        )
     )
 
 
+@hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The box-constrained dual of §1.3 (alpha^T Q alpha written as ||R^T (alpha o Y)||^2)."""
     import cvxpy as cp
@@ -85,15 +96,17 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
         cp.Maximize(cp.sum(alpha) - quadratic), [alpha >= 0, alpha <= p.C], solver
     )
     coef = alpha.value[:, None] * Yc  # c_k = alpha_k y_k
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=coef,
-        problem=p,
-        weights=p.R.T @ coef,
-        dual_coef=alpha.value,
-        scores=decoder(code),
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=coef,
+            problem=p,
+            weights=p.R.T @ coef,
+            dual_coef=alpha.value,
+            scores=decoder(code),
+            solver=solver,
+            solve_time=elapsed,
+        )
     )

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 
 from msvm.core import objectives
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, solve
+from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, certified, solve
 from msvm.reference.simplex_hinge import code_vectors, decoder
 
 NAME = "simplex_square"
@@ -34,16 +34,18 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     W = cp.Variable((p.R.shape[1], code.shape[1]))
     objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum_squares(Yc - p.R @ W))
     problem, elapsed = solve(objective, [], solver)
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        scores=decoder(code),
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            scores=decoder(code),
+            solver=solver,
+            solve_time=elapsed,
+        )
     )
 
 
@@ -57,17 +59,19 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
         cp.sum(cp.multiply(A, Yc)) - cp.sum_squares(A) / (4 * p.C) - 0.5 * cp.sum_squares(p.R.T @ A)
     )
     problem, elapsed = solve(objective, [], solver)
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=A.value,
-        problem=p,
-        weights=p.R.T @ A.value,
-        dual_coef=A.value,
-        scores=decoder(code),
-        solver=solver,
-        solve_time=elapsed,
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=A.value,
+            problem=p,
+            weights=p.R.T @ A.value,
+            dual_coef=A.value,
+            scores=decoder(code),
+            solver=solver,
+            solve_time=elapsed,
+        )
     )
 
 
@@ -77,13 +81,15 @@ def closed_form(p: Problem) -> Solution:
     coef = scipy.linalg.solve(p.K + np.eye(p.n_samples) / (2 * p.C), Yc, assume_a="pos")
     weights = p.R.T @ coef
     loss = objectives.simplex_square_loss(p.K @ coef, Yc)
-    return Solution(
-        formulation=NAME,
-        form="closed_form",
-        objective=objectives.canonical_objective(np.sum(weights**2), loss, p.C),
-        coef=coef,
-        problem=p,
-        weights=weights,
-        scores=decoder(code),
-        solver="scipy.linalg.solve",
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="closed_form",
+            objective=objectives.canonical_objective(np.sum(weights**2), loss, p.C),
+            coef=coef,
+            problem=p,
+            weights=weights,
+            scores=decoder(code),
+            solver="scipy.linalg.solve",
+        )
     )

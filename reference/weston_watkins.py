@@ -21,11 +21,20 @@ from __future__ import annotations
 import numpy as np
 
 from msvm.reference.pairwise import difference_coef, differences, negatives
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, add_bias, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    add_bias,
+    certified,
+    hard_margin_fallback,
+    solve,
+)
 
 NAME = "weston_watkins"
 
 
+@hard_margin_fallback
 def primal(
     p: Problem, fit_intercept: bool = False, margin: float = 1.0, solver: str = DEFAULT_SOLVER
 ) -> Solution:
@@ -44,21 +53,24 @@ def primal(
     problem, elapsed = solve(cp.Minimize(regulariser + p.C * hinge), [eta >= 0, pairwise], solver)
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = pairwise.dual_value
-    return Solution(
-        formulation=NAME,
-        form="primal",
-        objective=problem.value,
-        coef=p.coef_from_weights(W.value),
-        problem=p,
-        weights=W.value,
-        intercept=None if b is None else b.value,
-        dual_coef=alpha,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"margin": margin},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="primal",
+            objective=problem.value,
+            coef=p.coef_from_weights(W.value),
+            problem=p,
+            weights=W.value,
+            intercept=None if b is None else b.value,
+            dual_coef=alpha,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"margin": margin},
+        )
     )
 
 
+@hard_margin_fallback
 def dual(
     p: Problem, fit_intercept: bool = False, margin: float = 1.0, solver: str = DEFAULT_SOLVER
 ) -> Solution:
@@ -77,18 +89,20 @@ def dual(
     problem, elapsed = solve(objective, constraints, solver)
     a = np.where(positives, 0.0, alpha.value)
     coef = difference_coef(a, p.y_index, L)
-    return Solution(
-        formulation=NAME,
-        form="dual",
-        objective=problem.value,
-        coef=coef,
-        problem=p,
-        weights=p.R.T @ coef,
-        intercept=balance.dual_value if fit_intercept else None,
-        dual_coef=a,
-        solver=solver,
-        solve_time=elapsed,
-        extras={"margin": margin},
+    return certified(
+        Solution(
+            formulation=NAME,
+            form="dual",
+            objective=problem.value,
+            coef=coef,
+            problem=p,
+            weights=p.R.T @ coef,
+            intercept=balance.dual_value if fit_intercept else None,
+            dual_coef=a,
+            solver=solver,
+            solve_time=elapsed,
+            extras={"margin": margin},
+        )
     )
 
 
