@@ -13,14 +13,14 @@ from msvm.verify import claims, printed_algorithms
 from msvm.verify.cli import main
 from msvm.verify.robustness import paper_table3
 
-EXPECTED = {
+EXPECTED = [  # (source, verdict) of every claim, in the order `msvm claims` prints them
     ("ISVM appendix E (E.3)", "fails"),
     ("ISVM appendix F (F.4)", "fails"),
     ("ISVM (4.14)-(4.16)", "holds"),
     ("ISVM (7.1)", "slip"),
     ("ISVM Algorithm 1, (7.2)", "holds"),
     ("ISVM Algorithm 2", "fails"),
-    ("ISVM (8.2)-(8.5)", "holds"),
+    ("ISVM (8.2)-(8.5)", "slip"),
     ("Lecture, Dual of Max-SVM, primal recovery", "slip"),
     ("Lecture, Max-SVM, dual from kernel operator", "holds"),
     ("Lecture, Dual of Sum-SVM, primal recovery", "holds"),
@@ -28,22 +28,24 @@ EXPECTED = {
     ("MProt (13)", "holds"),
     ("MProt (13)", "slip"),
     ("MProt (11)", "note"),
-    ("MProt Theorem 4 (proof, (19)-(21))", "holds"),
-    ("MKPM (39)", "fails"),
-    ("MKPM (40)", "fails"),
+    ("MProt Theorem 4 (the bound on D)", "holds"),
+    ("MProt Theorem 4 (proof, (19)-(21))", "fails"),
+    ("MKPM (40)", "slip"),
     ("MKPM (41)", "holds"),
+    ("MKPM (39)", "slip"),
     ("MKPM (42)", "holds"),
     ("MKPM (15)-(16)", "fails"),
     ("Simplex §1.3", "holds"),
     ("Simplex (1.1)", "slip"),
     ("Simplex §1.2", "fails"),
-    ("Simplex §1.2", "holds"),
+    ("Simplex §1.2", "fails"),
+    ("Simplex §1.2", "fails"),
     ("ISVM Theorem 1, Lemma 2", "fails"),
-    ("ISVM (4.1) at mu = 1/L; Dogan, Glasmachers & Igel (2016)", "holds"),
+    ("ISVM (4.1) at mu = 1/L; Dogan, Glasmachers & Igel (2011, 2016)", "holds"),
     ("ISVM Table 4", "holds"),
     ("ISVM Table 4, notes", "fails"),
     ("ISVM Tables 3 and 4", "fails"),
-}
+]
 
 
 def test_table4_differs_from_table3_in_four_cells_three_of_them_ties():
@@ -71,7 +73,7 @@ def test_table4_differs_from_table3_in_four_cells_three_of_them_ties():
 
 
 def test_verdicts():
-    found = {(c.source, c.verdict) for c in claims.all_claims()}
+    found = [(c.source, c.verdict) for c in claims.all_claims()]
     assert found == EXPECTED
 
 
@@ -177,13 +179,21 @@ def test_algorithm_two_would_hold_with_the_appendix_d_box(monkeypatch):
     assert claims.printed_algorithms()[1].verdict == "holds"
 
 
-def test_sgd_equivalence_fails_if_the_learning_rate_is_not_one(monkeypatch):
-    real = printed_algorithms.sgd_endogenous
-    monkeypatch.setattr(
-        printed_algorithms,
-        "sgd_endogenous",
-        lambda G, y, C, eta=1.0, **kw: real(G, y, C, 0.9 if eta == 1.0 else eta, **kw),
-    )
+def test_sgd_equivalence_fails_for_a_wrong_transcription(monkeypatch):
+    """Algorithm 2 with y_k dropped from (8.5)'s denominator no longer follows Algorithm 1."""
+
+    def without_y(G, y, C, eta=1.0, clip="printed", tol=1e-10, max_sweeps=2000, random_state=0):
+        rng = np.random.default_rng(random_state)
+        a, V = np.zeros(y.size), -np.ones(y.size)
+        for _ in range(max_sweeps):
+            for k in rng.permutation(y.size):
+                new = a[k] - eta * V[k] / G[k, k]
+                new = y[k] * min(C, max(0.0, y[k] * new))
+                V += y * (new - a[k]) * G[:, k]
+                a[k] = new
+        return a, max_sweeps
+
+    monkeypatch.setattr(printed_algorithms, "sgd_endogenous", without_y)
     assert claims.printed_algorithms()[2].verdict == "fails"
 
 
@@ -203,7 +213,19 @@ def test_pair_step_fails_when_not_halved(monkeypatch):
 def test_theorem_four_fails_for_a_double_count(monkeypatch):
     real = claims.cross_class_spread
     monkeypatch.setattr(claims, "cross_class_spread", lambda M, c: 2 * real(M, c))
-    assert claims.mprot_theorem_four().verdict == "fails"
+    assert claims.mprot_theorem_four()[0].verdict == "fails"
+
+
+def test_theorem_four_worst_case_is_the_laplacian_eigenvalue(monkeypatch):
+    """A Laplacian that counts every cross-class pair twice exceeds q(m - 1 + q) at q = 1."""
+    real = claims.multipartite_laplacian
+    monkeypatch.setattr(claims, "multipartite_laplacian", lambda classes: 2 * real(classes))
+    assert claims.mprot_theorem_four()[0].verdict == "fails"
+
+
+def test_theorem_four_proof_would_hold_with_the_tighter_same_class_bound(monkeypatch):
+    monkeypatch.setattr(claims, "same_class_factor", lambda q: q - 1)
+    assert claims.mprot_theorem_four()[1].verdict == "holds"
 
 
 def test_mkpm_checks_respond_to_the_exponent_and_the_eigenvalues(monkeypatch):
@@ -236,7 +258,7 @@ def test_square_loss_closed_form_fails_when_off(monkeypatch):
     assert claims.simplex_claims()[0].verdict == "fails"
 
 
-def test_square_comparison_fails_for_a_code_that_is_not_a_simplex(monkeypatch):
+def test_square_comparison_of_the_vector_loss_fails_for_a_code_that_is_not_a_simplex(monkeypatch):
     """Stretching one code vector biases the decoding: a wrong class then costs nothing."""
 
     def stretched(T):
@@ -246,7 +268,9 @@ def test_square_comparison_fails_for_a_code_that_is_not_a_simplex(monkeypatch):
 
     claims_simplex_code = claims.simplex_code
     monkeypatch.setattr(claims, "simplex_code", stretched)
-    assert claims.simplex_comparison(trials=30)[0].verdict == "fails"
+    assert "does not satisfy" in claims.simplex_comparison(trials=30)[0].detail
+    monkeypatch.setattr(claims, "simplex_code", claims_simplex_code)
+    assert " satisfies" in claims.simplex_comparison(trials=30)[0].detail
 
 
 def test_ats_crosscheck_fails_without_inhibition(monkeypatch):
