@@ -116,24 +116,51 @@ def claims_command(args) -> int:
 def consistency_command(args) -> int:
     from tqdm import tqdm
 
-    from msvm.verify.consistency import monte_carlo
+    from msvm.verify.consistency import Tolerances, monte_carlo
 
+    tol = Tolerances()
     rows = []
-    total = len(args.formulations) * len(args.classes) * args.trials
+    passes = 1 + (len(tol.moves()) if args.sensitivity else 0)
+    total = len(args.formulations) * len(args.classes) * args.trials * passes
     with tqdm(total=total, desc="conditional-risk LPs", unit="draw") as progress:
         for formulation in args.formulations:
             for L in args.classes:
-                rows.append(monte_carlo(formulation, L, args.trials, args.seed, progress))
+                rows.append(
+                    monte_carlo(
+                        formulation, L, args.trials, args.seed, progress, tol, args.sensitivity
+                    )
+                )
     print(
-        f"{'formulation':<16}{'L':>3}{'vertex':>9}{'pessimistic':>13}{'optimistic':>12}"
-        f"{'ISVM Table 5':>14}"
+        f"{'formulation':<16}{'L':>3}{'inconsistent':>14}{'wrong':>8}{'tied':>8}{'mixed':>8}"
+        f"{'tie_break':>11}{'ambiguous':>11}{'ISVM Table 5':>14}"
     )
     for r in rows:
         published = "" if r.published is None else f"{100 * r.published:.0f} %"
         print(
-            f"{r.formulation:<16}{r.L:>3}{100 * r.vertex:>8.1f}%{100 * r.pessimistic:>12.1f}%"
-            f"{100 * r.optimistic:>11.1f}%{published:>14}"
+            f"{r.formulation:<16}{r.L:>3}{100 * r.inconsistent:>13.1f}%{100 * r.wrong:>7.1f}%"
+            f"{100 * r.tied:>7.1f}%{100 * r.mixed:>7.1f}%{100 * r.tie_break:>10.1f}%"
+            f"{100 * r.ambiguous:>10.1f}%{published:>14}"
         )
+    print(
+        f"\ntolerances: HiGHS feasibility {tol.solver:g}, dual support {tol.support:g}, "
+        f"tie {tol.tie:g}, rank {tol.rank:g}"
+    )
+    for name in ("tie", "support", "rank"):
+        found = [r.separation[name] for r in rows if name in r.separation]
+        if found:
+            zero = max(z for z, _ in found)
+            nonzero = min(nz for _, nz in found)
+            print(f"  {name}: values read as zero <= {zero:.1e}, as non-zero >= {nonzero:.1e}")
+    by_lp = sum(r.by_lp * r.trials for r in rows)
+    excess = max(r.face_excess for r in rows)
+    print(f"  draws decided by LPs over the optimal face: {by_lp:.0f}, face excess <= {excess:.1e}")
+    if args.sensitivity:
+        changed = {}
+        for r in rows:
+            for name, count in r.changed.items():
+                changed[name] = changed.get(name, 0) + count
+        draws = sum(r.trials for r in rows)
+        print(f"  verdicts changed (of {draws} draws) with a tolerance moved 10x: {changed}")
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in rows], indent=2))
     return 0
@@ -250,6 +277,11 @@ def main(argv=None) -> int:
         default=list(CONSISTENCY_FORMULATIONS),
     )
     consistency.add_argument("--json", help="write the rates as JSON to this file")
+    consistency.add_argument(
+        "--sensitivity",
+        action="store_true",
+        help="re-classify every draw with each tolerance moved 10x and count changed verdicts",
+    )
     from msvm.verify.robustness import DEFAULT_SIZES, MACHINES, PAPER_MACHINES
 
     robust = commands.add_parser(
