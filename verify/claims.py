@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from msvm.core import datasets, simplex_code
-from msvm.reference import FORMULATIONS, Problem, inhibitory, lecture, mkpm, weston_watkins
+from msvm.reference import FORMULATIONS, Problem, inhibitory, mkpm, weston_watkins
 from msvm.reference.pairwise import negatives
 
 VERDICTS = ("holds", "fails", "slip", "note")
@@ -73,7 +73,10 @@ def simplified_kernel_accuracy(name: str, n: int = 45) -> tuple[float, float]:
     s, V = np.linalg.eigh(G)  # PSD: a sum of Schur products of Gram matrices
     factor = V * np.sqrt(np.maximum(s, 0.0))
     alpha = cp.Variable(G.shape[0])
-    solve(cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(factor.T @ alpha)), [alpha >= 0, alpha <= p.C])
+    solve(
+        cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(factor.T @ alpha)),
+        [alpha >= 0, alpha <= p.C],
+    )
     rows, cols = np.nonzero(negatives(p.y_index, p.n_classes))
     A = np.zeros((p.n_samples, p.n_classes))
     A[rows, cols] = alpha.value
@@ -96,13 +99,16 @@ def appendix_kernel(source: str, formulation: str) -> Claim:
     consequence = ""
     if formulation == "weston_watkins":
         accuracy = {name: simplified_kernel_accuracy(name) for name in ("wine", "iris")}
-        consequence = "; trained with the simplified line (ISVM §9's factor read as E's second " \
-            "line: the paper's WW was trained with it), held-out accuracy falls " + (
-            ", ".join(
-                f"{name} {derived_acc:.1%} -> {simplified_acc:.1%}"
-                for name, (simplified_acc, derived_acc) in accuracy.items()
+        consequence = (
+            "; trained with the simplified line (ISVM §9's factor read as E's second "
+            "line: the paper's WW was trained with it), held-out accuracy falls "
+            + (
+                ", ".join(
+                    f"{name} {derived_acc:.1%} -> {simplified_acc:.1%}"
+                    for name, (simplified_acc, derived_acc) in accuracy.items()
+                )
+                + " held-out accuracy (45 training points, RBF, C = 1, predictions by (E.2))"
             )
-            + " held-out accuracy (45 training points, RBF, C = 1, predictions by (E.2))"
         )
     return Claim(
         f"{formulation} dual kernel: the simplified line K (sum_k [y_i=k][y_i'=k] + I(j=j')) "
@@ -261,7 +267,9 @@ def lecture_blocks(sol) -> np.ndarray:
 
     p = sol.problem
     block = max_svm.block_M if sol.formulation == "max_svm" else sum_svm.block_D
-    return np.stack([block(y, p.n_classes).T @ m for y, m in zip(p.y_index, sol.dual_coef)])
+    return np.stack(
+        [block(y, p.n_classes).T @ m for y, m in zip(p.y_index, sol.dual_coef, strict=True)]
+    )
 
 
 def lecture_confidences(sol, X, rule: str, parenthesis: str) -> np.ndarray:
@@ -482,7 +490,9 @@ def mprot_theorem_four() -> list[Claim]:
     # (21) X_same <= q^2 S; so D <= (q(m-1) + 1 + q^2) S
     gram = M.T @ M
     cross = np.sum(np.where(classes[:, None] < classes[None, :], gram, 0.0))
-    same = np.sum(np.where((classes[:, None] == classes[None, :]) & ~np.eye(q * m, dtype=bool), gram, 0.0))
+    same = np.sum(
+        np.where((classes[:, None] == classes[None, :]) & ~np.eye(q * m, dtype=bool), gram, 0.0)
+    )
     d = cross_class_spread(M, classes)
     eq19 = abs(d - (q * (m - 1) * S - 2 * cross)) / S
     eq20 = abs(cross + 0.5 * (S + same)) / S
@@ -533,9 +543,14 @@ def mkpm_claims() -> list[Claim]:
     alphas = rng.normal(size=(5, gamma.size))
     direct = np.array([np.sum((p.K @ basis @ a - y) ** 2) for a in alphas])
     printed40 = np.array(
-        [a @ (gamma * a) - 2 * a @ (gamma**MKPM_PRINTED_EXPONENT * (A.T @ y)) + y @ y for a in alphas]
+        [
+            a @ (gamma * a) - 2 * a @ (gamma**MKPM_PRINTED_EXPONENT * (A.T @ y)) + y @ y
+            for a in alphas
+        ]
     )
-    read40 = np.array([a @ (gamma * a) - 2 * a @ (np.sqrt(gamma) * (A.T @ y)) + y @ y for a in alphas])
+    read40 = np.array(
+        [a @ (gamma * a) - 2 * a @ (np.sqrt(gamma) * (A.T @ y)) + y @ y for a in alphas]
+    )
     best = np.linalg.lstsq(p.K @ basis, y, rcond=None)[0]
     printed41 = A.T @ y / np.sqrt(gamma)
     return [
@@ -556,8 +571,9 @@ def mkpm_claims() -> list[Claim]:
             "alpha* = Gamma_[d]^-1/2 A_[d]^T y_l minimises G_l",
             "MKPM (41)",
             verdict(np.allclose(printed41, best, rtol=1e-8, atol=1e-10)),
-            f"largest difference from the least-squares solve {np.abs(printed41 - best).max():.1e}: "
-            "(41) is right, it follows from the corrected (40)",
+            f"largest difference from the least-squares solve "
+            f"{np.abs(printed41 - best).max():.1e}: (41) is right, it follows from the corrected "
+            "(40)",
         ),
         Claim(
             "Psi_[d]^T Phi = Gamma_[d]^-1/2 A_[d]^T",

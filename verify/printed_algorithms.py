@@ -89,7 +89,8 @@ def sgd_endogenous(G, y, C, eta=1.0, clip="printed", tol=1e-10, max_sweeps=20_00
 
 
 def primal_value(G, y, C, alpha_hat) -> float:
-    """ISVM (8.1) at f = sum_i alpha-hat_i G(chi^i, .): 1/2 <f, f> + C sum_i [1 - y_i f(chi^i)]_+."""
+    """ISVM (8.1) at f = sum_i alpha-hat_i G(chi^i, .):
+    1/2 <f, f> + C sum_i [1 - y_i f(chi^i)]_+."""
     f = G @ alpha_hat
     return float(0.5 * alpha_hat @ f + C * np.maximum(0.0, 1.0 - y * f).sum())
 
