@@ -106,9 +106,9 @@ def claims_command(args) -> int:
         Path(args.markdown).write_text("\n".join(lines) + "\n")
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     print(
-        f"\n{counts['holds']} claims hold, {counts['fails']} fail (findings about the papers), "
-        f"{counts['slip']} are typesetting slips that hold as read, {counts['note']} differ by "
-        "a constant the paper says it drops"
+        f"\nholds: {counts['holds']}, fails (findings about the papers): {counts['fails']}, "
+        f"slip (holds as read): {counts['slip']}, note (a constant the paper says it drops): "
+        f"{counts['note']}"
     )
     return 0
 

@@ -39,7 +39,7 @@ Reported rates (fractions of the draws; ``ConsistencyRow``):
 
     inconsistent   wrong + tied + mixed: some minimiser fails to put k strictly first -- the
                    failure of classification calibration (Tewari & Bartlett 2007; the old
-                   ``pessimistic`` column, still readable under that name);
+                   ``pessimistic`` column);
     wrong, tied, mixed   as above (wrong + tied is the old ``optimistic``: no minimiser puts k
                    strictly first);
     tie_break      the expected 0-1 error when ties among the top decision values are broken
@@ -414,16 +414,6 @@ class ConsistencyRow:
     separation: dict = field(default_factory=dict)
     tolerances: dict = field(default_factory=lambda: asdict(Tolerances()))
     changed: dict | None = None  # tolerance move -> draws whose verdict changes (sensitivity)
-
-    @property
-    def pessimistic(self):
-        """Compatibility name (verify/claims.py): some minimiser wrong or tied."""
-        return self.inconsistent
-
-    @property
-    def optimistic(self):
-        """Compatibility name (verify/claims.py): no minimiser puts k strictly first."""
-        return self.wrong + self.tied
 
     def as_dict(self):
         d = asdict(self)

@@ -39,6 +39,8 @@ EXPECTED = [  # (source, verdict) of every claim, in the order `msvm claims` pri
     ("Simplex §1.2", "fails"),
     ("Simplex §1.2", "fails"),
     ("Simplex §1.2", "fails"),
+    ("ISVM Table 1", "holds"),
+    ("ISVM §10, Table 5", "fails"),
     ("ISVM Theorem 1, Lemma 2", "fails"),
     ("ISVM (4.1) at mu = 1/L; Dogan, Glasmachers & Igel (2011, 2016)", "holds"),
     ("ISVM Table 4", "holds"),
@@ -297,3 +299,40 @@ def test_table4_ratios_fail_when_computed_wrongly(monkeypatch):
     real = sign_test.likelihood_ratio
     monkeypatch.setattr(sign_test, "likelihood_ratio", lambda k, n: 1.1 * real(k, n))
     assert claims.table4_claims()[0].verdict == "fails"
+
+
+def test_table1_column_fails_for_a_wrong_bound(monkeypatch):
+    monkeypatch.setattr(
+        claims, "TABLE1_CONSISTENCY", {**claims.TABLE1_CONSISTENCY, "inhibitory": 3}
+    )
+    assert claims.isvm_consistency(trials=30)[0].verdict == "fails"
+
+
+def test_ranking_would_hold_for_a_consistent_inhibitory_loss(monkeypatch):
+    """The §10 check reads the rates: were the inhibitory loss consistent, the claim holds."""
+    import dataclasses
+
+    from msvm.verify import consistency
+
+    real = consistency.monte_carlo
+
+    def consistent_inhibitory(name, L, trials, **kw):
+        row = real(name, L, trials, **kw)
+        return dataclasses.replace(row, inconsistent=0.0) if name == "inhibitory" else row
+
+    monkeypatch.setattr(consistency, "monte_carlo", consistent_inhibitory)
+    assert claims.isvm_consistency(trials=30)[1].verdict == "holds"
+
+
+def test_simplex_calibration_would_hold_for_a_calibrated_loss(monkeypatch):
+    import dataclasses
+
+    from msvm.verify import consistency
+
+    real = consistency.monte_carlo
+    monkeypatch.setattr(
+        consistency,
+        "monte_carlo",
+        lambda *a, **kw: dataclasses.replace(real(*a, **kw), inconsistent=0.0),
+    )
+    assert claims.simplex_calibration(trials=20).verdict == "holds"
