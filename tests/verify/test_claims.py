@@ -336,3 +336,23 @@ def test_simplex_calibration_would_hold_for_a_calibrated_loss(monkeypatch):
         lambda *a, **kw: dataclasses.replace(real(*a, **kw), inconsistent=0.0),
     )
     assert claims.simplex_calibration(trials=20).verdict == "holds"
+
+
+def test_table4_levels_would_hold_for_smaller_p_values(monkeypatch):
+    from msvm.verify import sign_test
+
+    monkeypatch.setattr(sign_test, "sign_test_p_value", lambda k, n: 0.001)
+    assert claims.table4_claims()[1].verdict == "holds"
+
+
+def test_mkpm_risk_scales_compare_the_computed_risks(monkeypatch):
+    """(15) and (16) agree only where every risk is 0: the check reads the regularisation path."""
+    import dataclasses
+
+    real = mkpm.regularisation_path
+    monkeypatch.setattr(
+        mkpm,
+        "regularisation_path",
+        lambda *a, **kw: dataclasses.replace(real(*a, **kw), risk_table=np.zeros((3, 9))),
+    )
+    assert {c.source: c.verdict for c in claims.mkpm_claims()}["MKPM (15)-(16)"] == "holds"
