@@ -75,11 +75,14 @@ def confidences(sol: Solution, X, rule: str) -> np.ndarray:
     (Sum-SVM).  The predicted class is argmax_y c_y.
     """
     m = sol.outputs(X)  # = -(1/lambda) k(x, X) (A_i^T mu_i)_j, built by ``dual_solution``
-    c = m[:, :, None] - m[:, None, :]  # c[:, y, j] = c_{y,j}
-    L = m.shape[1]
-    off = ~np.eye(L, dtype=bool)
+    return class_rule(m[:, :, None] - m[:, None, :], rule)  # c[:, y, j] = c_{y,j}
+
+
+def class_rule(c: np.ndarray, rule: str) -> np.ndarray:
+    """c_y from the pairwise confidences c[:, y, j] = c_{y,j}: min or sum over j != y."""
+    off = ~np.eye(c.shape[1], dtype=bool)[None]
     if rule == "min":
-        return np.where(off[None], c, np.inf).min(axis=2)
+        return np.where(off, c, np.inf).min(axis=2)
     if rule == "sum":
-        return np.where(off[None], c, 0.0).sum(axis=2)
+        return np.where(off, c, 0.0).sum(axis=2)
     raise ValueError(f"rule must be 'min' or 'sum', got {rule!r}.")

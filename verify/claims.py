@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from msvm.core import datasets, simplex_code
-from msvm.reference import FORMULATIONS, Problem, inhibitory, mkpm, weston_watkins
-from msvm.reference.pairwise import negatives
+from msvm.reference import FORMULATIONS, Problem, inhibitory, lecture, mkpm, weston_watkins
+from msvm.reference.pairwise import difference_coef, negatives
 
 VERDICTS = ("holds", "fails", "slip", "note")
 
@@ -80,7 +80,7 @@ def simplified_kernel_accuracy(name: str, n: int = 45) -> tuple[float, float]:
     rows, cols = np.nonzero(negatives(p.y_index, p.n_classes))
     A = np.zeros((p.n_samples, p.n_classes))
     A[rows, cols] = alpha.value
-    coef = np.eye(p.n_classes)[p.y_index] * A.sum(axis=1, keepdims=True) - A  # (E.2)
+    coef = difference_coef(A, p.y_index, p.n_classes)  # (E.2)
     scores = p.kernel_to(X[test]) @ coef
     simplified = float(np.mean(p.classes[scores.argmax(axis=1)] == y[test]))
     derived = float(np.mean(weston_watkins.dual(p).predict(X[test]) == y[test]))
@@ -280,10 +280,7 @@ def lecture_confidences(sol, X, rule: str, parenthesis: str) -> np.ndarray:
         c = -(s[:, :, None] - s[:, None, :]) / lam  # c[:, y, j] = -(1/lambda)(s_y - s_j)
     else:
         c = -s[:, :, None] / lam - s[:, None, :]  # -(1/lambda) s_y - s_j
-    off = ~np.eye(s.shape[1], dtype=bool)[None]
-    if rule == "min":
-        return np.where(off, c, np.inf).min(axis=2)
-    return np.where(off, c, 0.0).sum(axis=2)
+    return lecture.class_rule(c, rule)
 
 
 def lecture_rules(Cs=(0.1, 1.0, 10.0)) -> list[Claim]:

@@ -24,7 +24,10 @@ import numpy as np
 
 
 def isvm_kernel(K: np.ndarray, n_classes: int) -> np.ndarray:
-    """ISVM (6.4): G_kk' = K_{k // L, k' // L} [I(k mod L = k' mod L) - 1/L], k = i L + j."""
+    """ISVM (6.4): G_kk' = K_{k // L, k' // L} [I(k mod L = k' mod L) - 1/L], k = i L + j.
+
+    Restated from the paper rather than taken from ``reference.inhibitory.kernel_G``, so that the
+    claims checked with it do not rest on the library's own statement."""
     L = n_classes
     return np.kron(K, np.eye(L) - np.full((L, L), 1.0 / L))
 
