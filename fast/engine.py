@@ -5,12 +5,15 @@ current outputs U_i, sets aside the variables that settled at a bound (LIBLINEAR
 active_size_i), solves the subproblem of the others exactly (``patterns.box_rank_one``,
 ``patterns.budget_rank_one``; with a kernel the step is then over-relaxed, ``over_relax``), and,
 if they moved, updates the outputs with one kernel column:
-U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K Z rather than
+U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K [Z, Z 1] rather than
 K B = K Z M: for M = I - s 11^T (inhibitory, Lee-Lin-Wahba) a step would otherwise change every
-class's output, O(N L); the pattern reads its row of K B as U_i - s (sum_k U_ik)
-(``patterns.pattern_gradient``).  With the linear kernel the engine keeps W = X^T [Z, Z 1]
-instead (the outputs a visit needs are computed on the fly, W += x_i^T dS_i), an O(d m) step,
-so no kernel matrix is ever formed.
+class's output, O(N L); the pattern reads its row of K B as U_i - s U_iL
+(``patterns.pattern_gradient``).  With a kernel a visit that steps may instead move two patterns
+at once, the visited one and a near partner, by a transfer (``msvm.fast.transfer``: the pair
+step of libsvm's solver, for multiclass duals), whichever gains more; on ill-conditioned duals
+(wide kernels, large C) this cuts the epochs 10-40 times.  With the linear kernel the engine
+keeps W = X^T [Z, Z 1] instead (the outputs a visit needs are computed on the fly,
+W += x_i^T dS_i), an O(d m) step, so no kernel matrix is ever formed.
 
 ``kernel_epoch`` / ``linear_epoch`` do one epoch; ``kernel_epochs`` / ``linear_epochs`` run
 epochs with the shrinking schedule (``after_epoch``) in numba; :class:`DecompositionSolver` owns
@@ -48,6 +51,7 @@ from msvm.fast.patterns import (
     CS,
     WW,
     activate_all,
+    activate_row,
     box_rank_one,
     budget_rank_one,
     gather_row,
@@ -64,6 +68,15 @@ from msvm.fast.patterns import (
     state_width,
 )
 from msvm.fast.separable import class_signs, solve_class
+from msvm.fast.transfer import (
+    add_difference,
+    apply_transfer,
+    best_partner,
+    partner_table,
+    quadratic_gain,
+    transfer_arrays,
+    transfer_step,
+)
 
 
 @intrinsic
@@ -113,6 +126,11 @@ if nb.config.DISABLE_JIT:  # plain Python: an intrinsic cannot run, and a hint c
         """No-op stand-in for the intrinsic when numba is disabled."""
 
 
+# A pattern step that gains at most GAIN_FLOOR * K_ii * C^2 is taken as it is, without looking for a
+# transfer (``transfer_or_step``).
+GAIN_FLOOR = 1e-14
+SCREEN = 0.5
+
 # How many patterns ahead the epochs prefetch.
 PREFETCH_AHEAD = 4
 
@@ -139,12 +157,14 @@ def prefetch_data_row(i, dense, data, indices, indptr):
 
 
 # The dual state handed to the numba kernels:
-#   dual = (alpha, hi, lin, y_index, kdiag, cls, n_cls) -- (N, L) x 3, (N,), (N,), (N, L), (N,)
+#   dual = (alpha, hi, lin, y_index, kdiag, cls, n_cls, partners)
+#          -- (N, L) x 3, (N,), (N,), (N, L), (N,), (N, transfer.PARTNERS)
 #          with pattern i's active variables the classes cls[i, :n_cls[i]] (patterns.activate_all)
+#          and its transfer partners (transfer.partner_table; empty on the explicit-weights path)
 #   kind, c                                  -- the pattern structure (msvm.fast.patterns)
 #   shift                                    -- s of M = I - s 11^T (patterns.output_shift)
-# The kernel path's outputs U = K Z have L columns; the explicit weights X^T [Z, Z 1] have L + 1
-# when shift != 0 (patterns.state_coef).  dS always has L + 1 entries (add_column reads U's).
+# The outputs K [Z, Z 1] and the explicit weights X^T [Z, Z 1] have L + 1 columns when shift != 0,
+# else L (patterns.state_coef).  dS always has L + 1 entries (add_column reads U's).
 # Work arrays (``work_arrays``): the visited pattern's gradient g and its alpha and hi on the
 # active variables (compact, p < n), v, lo, hi and delta for the subproblem, dS (L + 1) for the
 # change of [Z, Z 1], scratch (8L) for the subproblem solvers.  The hot functions take arrays
@@ -206,23 +226,27 @@ def over_relax(kind, n, a_c, h_c, relax, d):
 
 
 @nb.njit(cache=True, inline="always")
-def pattern_step(i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work):
+def pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work):
     """Solve the subproblem of pattern i's n active variables exactly, given pattern_check's
-    compact g, a_c and h_c, and take ``relax`` times that step (``over_relax``); the others stay
-    where they are.
-
-    Leaves the change of row i of [Z, Z 1] in dS (``work[7]``); returns whether anything moved.
-    """
-    _, _, _, v, lo_d, hi_d, d, dS, scratch = work
-    y = y_index[i]
+    compact g, a_c and h_c; leaves the step in ``work[6]`` and returns its exact dual gain."""
+    _, _, _, v, lo_d, hi_d, d, _, scratch = work
+    ch = hessian_structure(kind, y_index[i], c, a_c.size, cls, i, n, v)
     if kind == CS:
         budget_rank_one(n, g, kdiag[i], a_c, h_c, d, scratch)
     else:
-        ch = hessian_structure(kind, y, c, alpha.shape[1], cls, i, n, v)
         for p in range(n):
             lo_d[p] = -a_c[p]
             hi_d[p] = h_c[p] - a_c[p]
         box_rank_one(n, g, kdiag[i], ch, v, lo_d, hi_d, d, scratch)
+    return quadratic_gain(n, g, d, kdiag[i], ch, v)
+
+
+@nb.njit(cache=True, inline="always")
+def pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
+    """Take ``relax`` times the step that ``pattern_solve`` left in ``work[6]``
+    (``over_relax``); the other variables stay where they are.  Leaves the change of row i of
+    [Z, Z 1] in dS (``work[7]``); returns whether anything moved."""
+    d, dS = work[6], work[7]
     if relax != 1.0:
         over_relax(kind, n, a_c, h_c, relax, d)
     moved = False
@@ -231,8 +255,65 @@ def pattern_step(i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, 
             moved = True
             alpha[i, cls[i, p]] = min(max(a_c[p] + d[p], 0.0), h_c[p])
     if moved:
-        state_change(kind, n, d, cls, i, y, shift, dS)
+        state_change(kind, n, d, cls, i, y_index[i], shift, dS)
     return moved
+
+
+@nb.njit(cache=True, inline="always")
+def pattern_step(i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work):
+    """``pattern_solve`` then ``pattern_move``: pattern i's exact step, times ``relax``."""
+    pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+    return pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work)
+
+
+@nb.njit(cache=True, inline="always")
+def most_violated(n, g, a_c, h_c, cls, i):
+    """The class of pattern i's active variable with the largest projected gradient, and that
+    gradient (box sense, also for CS: the screening of ``transfer.best_partner``)."""
+    best, worst, g_best = cls[i, 0], -1.0, g[0]
+    for p in range(n):
+        up = g[p] if a_c[p] < h_c[p] else 0.0
+        down = g[p] if a_c[p] > 0.0 else 0.0
+        violation = max(up, 0.0) - min(down, 0.0)
+        if violation > worst:
+            best, worst, g_best = cls[i, p], violation, g[p]
+    return best, g_best
+
+
+@nb.njit(cache=True)
+def transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, relax, work,
+                     pair_work, identity):  # fmt: skip
+    """Pattern i's visit when it steps: its own exact step, or the transfer with the partner of
+    ``transfer.best_partner`` when that gains more (``msvm.fast.transfer``); the outputs are
+    updated.  Returns whether anything moved."""
+    alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
+    col = get_column(source, i)
+    gain = pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+    # A visit whose own step gains next to nothing (a rounding residue: CS mass of 1e-17 on a
+    # variable keeps the violation large) takes that step: it is what clears the residue, and a
+    # transfer chosen for a gain of the same size instead would repeat at every visit.
+    scale = 0.0
+    for p in range(n):
+        scale = max(scale, h_c[p])
+    q, pair_gain = -1, 0.0
+    if gain > GAIN_FLOOR * kdiag[i] * scale * scale:
+        j, g_j = most_violated(n, g, a_c, h_c, cls, i)
+        args = (U, alpha, hi, lin, y_index, kdiag, kind, c, shift, partners)
+        q, pair_gain = best_partner(i, j, g_j, col, offset, *args)
+    if q >= 0 and pair_gain > SCREEN * gain and transfer_step(
+        i, q, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shift, pair_work
+    ) > gain:
+        delta, dS = pair_work[5], work[7]
+        apply_transfer(i, q, delta, alpha, hi, y_index, kind)
+        state_change(kind, alpha.shape[1], delta, identity, 0, y_index[i], shift, dS)
+        add_difference(U, col, get_column(source, q), dS)  # col stays cached: it is the newest
+        activate_row(hi, cls, n_cls, i)  # either pattern may have moved variables set aside
+        activate_row(hi, cls, n_cls, q)
+        return True
+    if not pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
+        return False
+    add_column(U, col, offset, work[7])
+    return True
 
 
 @nb.njit(cache=True)
@@ -250,16 +331,20 @@ def add_column(U, col, offset, dB):
 
 
 @nb.njit(cache=True)
-def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip_below, relax):
+def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip_below, relax,
+                 transfers):  # fmt: skip
     """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken).
 
     Each visit checks the pattern's active variables, sets aside those at a bound with the
     gradient pointing out (``patterns.shrink_variables``; the pattern itself when none is left),
-    and steps on the others.  (The visit is written out here and in ``linear_epoch``: an inlined
-    helper returning its outcome made the linear epochs 25 % slower, measured.)
+    and steps on the others -- with ``transfers``, by ``transfer_or_step``.  (The visit is
+    written out here and in ``linear_epoch``: an inlined helper returning its outcome made the
+    linear epochs 25 % slower, measured.)
     """
-    alpha, hi, lin, y_index, kdiag, cls, n_cls = dual
-    work = work_arrays(alpha.shape[1])
+    alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
+    L = alpha.shape[1]
+    work, pair_work = work_arrays(L), transfer_arrays(L)
+    identity = np.arange(L).reshape(1, L)
     g, a_c, h_c = work[0], work[1], work[2]
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
@@ -276,18 +361,24 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
         n_cls[i] = n
         if n == 0:
             keep[pos] = False
-        elif violation > skip_below and pattern_step(
-            i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work
-        ):
-            steps += 1
-            add_column(U, get_column(source, i), offset, work[7])
+        elif violation > skip_below:
+            if transfers:
+                moved = transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c,
+                                         shift, relax, work, pair_work, identity)  # fmt: skip
+            else:
+                moved = pattern_step(
+                    i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work
+                )
+                if moved:
+                    add_column(U, get_column(source, i), offset, work[7])
+            steps += moved
     return worst, keep, steps
 
 
 @nb.njit(cache=True)
 def pattern_violations(U, dual, kind, shift, out):
     """out[i] = the largest KKT violation among pattern i's active variables, for every pattern."""
-    alpha, hi, lin, y_index, _, cls, n_cls = dual
+    alpha, hi, lin, y_index, _, cls, n_cls, _ = dual
     g, a_c, h_c = work_arrays(alpha.shape[1])[:3]
     for i in range(U.shape[0]):
         out[i] = pattern_check(
@@ -302,7 +393,7 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
     ``viol`` holds every pattern's violation and is refreshed while the outputs are updated, so a
     step costs O(N L) like a cyclic one, about three times over.  (No variable is set aside.)
     """
-    alpha, hi, lin, y_index, kdiag, cls, n_cls = dual
+    alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
     work = work_arrays(alpha.shape[1])
     g, a_c, h_c = work[0], work[1], work[2]
     for step in range(n_steps):
@@ -373,7 +464,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
                  relax):  # fmt: skip
     """One pass with explicit weights Wt = (X^T [Z, Z 1])^T and w0 = offset 1^T [Z, Z 1]
     (as ``kernel_epoch``)."""
-    alpha, hi, lin, y_index, kdiag, cls, n_cls = dual
+    alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
     dense, data, indices, indptr = rows
     L = alpha.shape[1]
     work = work_arrays(L)
@@ -435,7 +526,7 @@ SKIP_FRACTION = 0.9
 # overshoot: its kernel steps are exact (with 1.5 the LOO benchmark's warm path was 1.5x slower;
 # a warm start along a C path still gains from 1.5).
 # (skip fraction, relaxation) for each path:
-KERNEL_PATH, WARM_KERNEL_PATH, LINEAR_PATH = (0.35, 1.5), (0.35, 1.0), (0.2, 1.0)
+KERNEL_PATH, WARM_KERNEL_PATH, LINEAR_PATH = (0.35, 1.5, 1.0), (0.35, 1.0, 1.0), (0.2, 1.0, 0.0)
 
 # Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton);
 # tests switch them off to compare arithmetic paths exactly.
@@ -486,16 +577,16 @@ def step_budget(max_iter: int, n_patterns: int) -> float:
 # last epoch's largest violation, the skip fraction, whether the next epoch starts with every
 # variable active, the relaxation, the pattern steps left (``step_budget``) and how many epochs
 # in a row were stuck (``out_of_steps``; see DecompositionSolver._run).
-EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE, RELAX, STEPS_LEFT, IDLE = range(8)
+EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE, RELAX, STEPS_LEFT, IDLE, PAIRS = range(9)
 
 
 @nb.njit(cache=True)
 def new_schedule(tol, skip_floor, path, steps_left):
     """The schedule at the start of a run on a path (skip fraction, relaxation): eps_shrink =
     max(10 tol, 1), no step skipped yet, every variable active, ``steps_left`` pattern steps."""
-    relative, relax = path
+    relative, relax, pairs = path
     return np.array(
-        [max(10.0 * tol, 1.0), skip_floor, np.inf, relative, 1.0, relax, steps_left, 0.0]
+        [max(10.0 * tol, 1.0), skip_floor, np.inf, relative, 1.0, relax, steps_left, 0.0, pairs]
     )
 
 
@@ -565,8 +656,8 @@ def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, so
     steps = 0
     for e in range(n_epochs):
         order = shuffled(active, n_active)
-        skip, relax = schedule[SKIP], schedule[RELAX]
-        out = kernel_epoch(order, source, offset, U, dual, kind, c, shift, at, skip, relax)
+        skip, relax, pairs = schedule[SKIP], schedule[RELAX], schedule[PAIRS] != 0.0
+        out = kernel_epoch(order, source, offset, U, dual, kind, c, shift, at, skip, relax, pairs)
         steps += out[2]
         done, n_active = after_epoch(
             order, out[1], out[0], active, n_active, schedule, tol, floor, dual
@@ -673,11 +764,14 @@ class DecompositionSolver:
         self.stop = stop  # optional callable: end the run early when it returns True
         self.warn = True  # a ConvergenceWarning when max_iter ends the run
 
-    def _dual(self, alpha, kdiag):
-        """The dual state tuple, every free variable active."""
+    def _dual(self, alpha, kdiag, partners=None):
+        """The dual state tuple, every free variable active (with ``partners``, a table of
+        ``transfer.partner_table``, for the kernel path's transfers; a new one by default)."""
+        if partners is None:
+            partners = partner_table(alpha.shape[0])
         cls, n_cls = np.empty(alpha.shape, dtype=np.int64), np.empty(alpha.shape[0], np.int64)
         activate_all(self.hi, cls, n_cls)
-        return (alpha, self.hi, self.lin, self.y_index, kdiag, cls, n_cls)
+        return (alpha, self.hi, self.lin, self.y_index, kdiag, cls, n_cls, partners)
 
     def _warn(self, worst, schedule=None):
         """ConvergenceWarning for a run that ended above tol, saying why it ended."""
@@ -816,15 +910,15 @@ class DecompositionSolver:
         epochs of N steps, or the step budget of max_iter=-1."""
         return min(self.budget, self.epochs * N)
 
-    def _check_width(self, n_columns, sum_column):
-        width = state_width(self.kind, self.c, self.lin.shape[1], sum_column)
+    def _check_width(self, n_columns):
+        width = state_width(self.kind, self.c, self.lin.shape[1])
         if n_columns != width:
             raise ValueError(f"The engine's outputs need {width} columns; got {n_columns}.")
 
     def solve_kernel(self, source, alpha, U):
-        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) Z`` (see
-        ``patterns.state_coef`` with ``sum_column=False``) are updated."""
-        self._check_width(U.shape[1], sum_column=False)
+        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) [Z, Z 1]`` (see
+        ``patterns.state_coef``) are updated."""
+        self._check_width(U.shape[1])
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
         if self.selection == "greedy" and separable(self.kind, self.c):
@@ -878,10 +972,10 @@ class DecompositionSolver:
         )
         sub.warn = False  # the caller checks every variable next, and warns at its own max_iter
         alpha_A, U_A = alpha[A], np.asfortranarray(U[A])
-        before = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False)
+        before = state_coef(self.kind, alpha_A, self.y_index[A], self.c)
         taken, _ = sub.solve_kernel(restricted_source(source, A), alpha_A, U_A)
         self.n_steps += sub.n_steps
-        dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False) - before
+        dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c) - before
         alpha[A], U[A] = alpha_A, U_A
         changed = np.any(dZ != 0.0, axis=1)
         moved, dZ = A[changed], dZ[changed]
@@ -931,11 +1025,11 @@ class DecompositionSolver:
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
         ``w0 = offset 1^T [Z, Z 1]`` are updated.  A cold run (alpha = 0) on many patterns of a
         box-constrained dual starts from a subsample's solution (``_seed``)."""
-        self._check_width(W.shape[1], sum_column=True)
+        self._check_width(W.shape[1])
         seed = self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS
         if seed and self.epochs >= SEED_MIN_EPOCHS and not alpha.any():
             self._seed(data, alpha, W, w0)
-        dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset))
+        dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset), partner_table(0))
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class
 
         def epochs(n, seed, active, n_active, schedule, shrink_at):

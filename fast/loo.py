@@ -36,6 +36,7 @@ from msvm.fast.engine import (
 )
 from msvm.fast.kernels import get_column, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import activate_all, output_shift, state_coef
+from msvm.fast.transfer import partner_table
 
 
 @dataclass
@@ -133,11 +134,11 @@ def _folds(model, source, warm_start: bool):
     hi = model._upper_bounds(float(model.C), free)
     full_U = model._outputs(source, 0.0, full_alpha, y_index, c)
     if warm_start:
-        full_S = state_coef(model._kind, full_alpha, y_index, c, sum_column=False)
+        full_S = state_coef(model._kind, full_alpha, y_index, c)
         kdiag = np.empty(len(y_index))
         kernel_diagonal(source, kdiag)
         seed = check_random_state(model.random_state).randint(2**31 - 1)
-        dual = (full_alpha, hi, lin, y_index, kdiag)
+        dual = (full_alpha, hi, lin, y_index, kdiag, partner_table(len(y_index)))
         shift = output_shift(model._kind, c, L)
         limits = (epoch_limit(model.max_iter), step_budget(model.max_iter, len(y_index)))
         args = (model._kind, c, shift, model.tol, SKIP_FRACTION * model.tol, *limits, seed)
@@ -175,7 +176,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
     the engine's epochs (``engine.kernel_epochs``: random order, shrinking) until a pass over every
     pattern has KKT violation <= tol.  Non-support vectors need no step at all.
     """
-    full_alpha, hi, lin, y_index, kdiag = dual
+    full_alpha, hi, lin, y_index, kdiag, partners = dual
     N, L = full_alpha.shape
     np.random.seed(seed)  # noqa: NPY002 -- numba's own generator, seeded from random_state
     predictions = np.empty(N, dtype=np.int64)
@@ -196,7 +197,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         add_column(U, get_column(source, i), 0.0, -full_S[i])
         activate_all(fold_hi, cls, n_cls)
         active[:] = np.arange(N)
-        fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls)
+        fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls, partners)
         schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH, budget)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
         run = (max_iter, seed_i, active, N, schedule, tol, skip_below, 0.0)

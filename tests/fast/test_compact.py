@@ -45,7 +45,9 @@ def compactions(monkeypatch):
 def test_compact_runs_reach_the_whole_gram_optimum(Estimator, params, sparse, compactions):
     X, y = datasets.load("digits", n_samples=400)
     X = sp.csr_matrix(X) if sparse else X
-    common = dict(tol=1e-6, max_iter=100_000, random_state=0, **params)
+    # tol = 1e-8: with a bias, the augmented Lagrangian's own stop (bias step <= tol) leaves the
+    # dual value ~1e-8 off the optimum at tol = 1e-6, as large as the comparison below
+    common = dict(tol=1e-8, max_iter=100_000, random_state=0, **params)
     whole = Estimator(**common).fit(X, y)
     assert not compactions  # the whole Gram matrix fits the default cache
     # 0.2 MB holds 65 of the 400 columns: computed on demand, and compacted once shrunk
