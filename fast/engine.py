@@ -267,17 +267,28 @@ def pattern_step(i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, 
 
 
 @nb.njit(cache=True, inline="always")
-def most_violated(n, g, a_c, h_c, cls, i):
-    """The class of pattern i's active variable with the largest projected gradient, and that
-    gradient (box sense, also for CS: the screening of ``transfer.best_partner``)."""
-    best, worst, g_best = cls[i, 0], -1.0, g[0]
+def most_violated(kind, n, g, a_c, h_c, cls, i):
+    """The classes that ``transfer.best_partner`` screens, with their gradients: (j, g_j, k, g_k).
+
+    Box kinds: j has pattern i's largest projected gradient, k = -1.  CS: j has the largest
+    gradient, k the smallest among the variables holding mass (-1 if none): the pair that makes
+    CS's violation g_max - g_min."""
+    j, worst, g_j = cls[i, 0], -1.0, g[0]
+    k, g_k = -1, np.inf
     for p in range(n):
-        up = g[p] if a_c[p] < h_c[p] else 0.0
-        down = g[p] if a_c[p] > 0.0 else 0.0
-        violation = max(up, 0.0) - min(down, 0.0)
+        if kind == CS:
+            violation = g[p]
+            if a_c[p] > 0.0 and g[p] < g_k:
+                k, g_k = cls[i, p], g[p]
+        else:
+            up = g[p] if a_c[p] < h_c[p] else 0.0
+            down = g[p] if a_c[p] > 0.0 else 0.0
+            violation = max(up, 0.0) - min(down, 0.0)
         if violation > worst:
-            best, worst, g_best = cls[i, p], violation, g[p]
-    return best, g_best
+            j, worst, g_j = cls[i, p], violation, g[p]
+    if k == j:
+        k = -1
+    return j, g_j, k, g_k
 
 
 @nb.njit(cache=True)
@@ -297,12 +308,17 @@ def transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift,
         scale = max(scale, h_c[p])
     q, pair_gain = -1, 0.0
     if gain > GAIN_FLOOR * kdiag[i] * scale * scale:
-        j, g_j = most_violated(n, g, a_c, h_c, cls, i)
+        j, g_j, k, g_k = most_violated(kind, n, g, a_c, h_c, cls, i)
         args = (U, alpha, hi, lin, y_index, kdiag, kind, c, shift, partners)
-        q, pair_gain = best_partner(i, j, g_j, col, offset, *args)
-    if q >= 0 and pair_gain > SCREEN * gain and transfer_step(
-        i, q, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shift, pair_work
-    ) > gain:
+        q, pair_gain = best_partner(i, j, g_j, k, g_k, col, offset, *args)
+    if (
+        q >= 0
+        and pair_gain > SCREEN * gain
+        and transfer_step(
+            i, q, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shift, pair_work
+        )
+        > gain
+    ):
         delta, dS = pair_work[5], work[7]
         apply_transfer(i, q, delta, alpha, hi, y_index, kind)
         state_change(kind, alpha.shape[1], delta, identity, 0, y_index[i], shift, dS)
@@ -525,8 +541,14 @@ SKIP_FRACTION = 0.9
 # A leave-one-out fold starts at the optimum with one pattern taken out, where over-relaxed steps
 # overshoot: its kernel steps are exact (with 1.5 the LOO benchmark's warm path was 1.5x slower;
 # a warm start along a C path still gains from 1.5).
-# (skip fraction, relaxation) for each path:
-KERNEL_PATH, WARM_KERNEL_PATH, LINEAR_PATH = (0.35, 1.5, 1.0), (0.35, 1.0, 1.0), (0.2, 1.0, 0.0)
+# Transfers (``transfer_or_step``) are taken from epoch TRANSFERS_FROM of a run on: a run that
+# converges within a few dozen epochs is well conditioned, and there the search for a partner
+# costs more than the steps it saves.
+TRANSFERS_FROM = 20
+# (skip fraction, relaxation, first epoch with transfers) for each path:
+KERNEL_PATH = (0.35, 1.5, TRANSFERS_FROM)
+WARM_KERNEL_PATH = (0.35, 1.0, TRANSFERS_FROM)
+LINEAR_PATH = (0.2, 1.0, np.inf)  # no kernel columns: no transfers
 
 # Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton);
 # tests switch them off to compare arithmetic paths exactly.
@@ -577,16 +599,28 @@ def step_budget(max_iter: int, n_patterns: int) -> float:
 # last epoch's largest violation, the skip fraction, whether the next epoch starts with every
 # variable active, the relaxation, the pattern steps left (``step_budget``) and how many epochs
 # in a row were stuck (``out_of_steps``; see DecompositionSolver._run).
-EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE, RELAX, STEPS_LEFT, IDLE, PAIRS = range(9)
+EPS_SHRINK, SKIP, WORST, RELATIVE, ALL_ACTIVE, RELAX, STEPS_LEFT, IDLE, PAIRS, EPOCH = range(10)
 
 
 @nb.njit(cache=True)
 def new_schedule(tol, skip_floor, path, steps_left):
-    """The schedule at the start of a run on a path (skip fraction, relaxation): eps_shrink =
-    max(10 tol, 1), no step skipped yet, every variable active, ``steps_left`` pattern steps."""
+    """The schedule at the start of a run on a path (skip fraction, relaxation, the epoch from
+    which transfers are taken): eps_shrink = max(10 tol, 1), no step skipped yet, every variable
+    active, ``steps_left`` pattern steps, no epoch run."""
     relative, relax, pairs = path
     return np.array(
-        [max(10.0 * tol, 1.0), skip_floor, np.inf, relative, 1.0, relax, steps_left, 0.0, pairs]
+        [
+            max(10.0 * tol, 1.0),
+            skip_floor,
+            np.inf,
+            relative,
+            1.0,
+            relax,
+            steps_left,
+            0.0,
+            pairs,
+            0.0,
+        ]  # fmt: skip
     )
 
 
@@ -656,8 +690,9 @@ def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, so
     steps = 0
     for e in range(n_epochs):
         order = shuffled(active, n_active)
-        skip, relax, pairs = schedule[SKIP], schedule[RELAX], schedule[PAIRS] != 0.0
+        skip, relax, pairs = schedule[SKIP], schedule[RELAX], schedule[EPOCH] >= schedule[PAIRS]
         out = kernel_epoch(order, source, offset, U, dual, kind, c, shift, at, skip, relax, pairs)
+        schedule[EPOCH] += 1.0
         steps += out[2]
         done, n_active = after_epoch(
             order, out[1], out[0], active, n_active, schedule, tol, floor, dual

@@ -103,6 +103,7 @@ def clipped_gain(b, a, lo, hi):
 # the 32 nearest (a numpy prototype: epochs within 10 %).
 PARTNERS = 32
 NOT_FOUND = -2
+REACH = 0.5
 
 
 def partner_table(n_patterns: int) -> np.ndarray:
@@ -126,6 +127,8 @@ def nearest_partners(i, col, offset, kdiag, y_index, kind, row):
         if q == i or not admissible(kind, y_i, y_index[q]):
             continue
         kd = kdiag[i] + kdiag[q] - 2.0 * (col[q] + offset)
+        if kd > REACH * (kdiag[i] + kdiag[q]):  # K_iq too small for the pair to be coupled
+            continue
         if kd < worst or row[at] < 0:
             dist[at], row[at] = kd, q
             at = np.argmax(dist)
@@ -137,13 +140,14 @@ def nearest_partners(i, col, offset, kdiag, y_index, kind, row):
 
 
 @nb.njit(cache=True)
-def best_partner(i, j, g_ij, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shift,
-                 partners):  # fmt: skip
+def best_partner(i, j, g_ij, k, g_ik, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c,
+                 shift, partners):  # fmt: skip
     """The partner of pattern i whose transfer in class j alone gains most, and that gain (-1, 0
-    if none gains):
-    second-order selection, as libsvm's for a pair of variables, with the exact clipped gain of
-    moving the pair (i, j), (q, j), over the q on i's partner list (j: the class of i's largest
-    KKT violation, g_ij its gradient).
+    if none gains): second-order selection, as libsvm's for a pair of variables, with the exact
+    clipped gain of moving the pair (i, j), (q, j), over the q on i's partner list (j: the class
+    of i's largest KKT violation, g_ij its gradient).  For CS, whose budgets often bind, also the
+    move of mass from class k to j in i and back in q (k >= 0: the class holding mass with the
+    smallest gradient, g_ik), which keeps both budgets.
 
     ``kdiag`` are the step curvatures (kernel diagonal plus ``offset``); the curvature of the
     pair is kd = kdiag_i + kdiag_q - 2 (K_iq + offset) times pattern i's Hessian entry h_jj.
@@ -160,6 +164,13 @@ def best_partner(i, j, g_ij, col, offset, U, alpha, hi, lin, y_index, kdiag, kin
     else:
         h_jj = 2.0
     a_i, h_i = alpha[i, j], hi[i, j]
+    room_i = 0.0  # CS: pattern i's budget left, sum_r (hi_r - alpha_r) capped by C - sum alpha
+    if kind == CS:
+        used, budget = 0.0, 0.0
+        for r in range(L):
+            used += alpha[i, r]
+            budget = max(budget, hi[i, r])
+        room_i = budget - used
     best, best_gain = -1, 0.0
     for p in range(row.size):
         q = row[p]
@@ -168,11 +179,26 @@ def best_partner(i, j, g_ij, col, offset, U, alpha, hi, lin, y_index, kdiag, kin
         y_q = y_index[q]
         sign = partner_sign(kind, j, y_i, y_q)
         lo, up = pair_interval(a_i, h_i, alpha[q, j], hi[q, j], sign)
+        kd = max(kdiag[i] + kdiag[q] - 2.0 * (col[q] + offset), 0.0)
+        g_qj = variable_gradient(kind, U, q, j, y_q, shift, lin)
+        if kind == CS:
+            used, budget = 0.0, 0.0
+            for r in range(L):
+                used += alpha[q, r]
+                budget = max(budget, hi[q, r])
+            if k >= 0:  # mass moved from class k to j in i and back in q: both budgets kept
+                lo_k, up_k = pair_interval(alpha[i, k], hi[i, k], alpha[q, k], hi[q, k], 1.0)
+                lo_jk, up_jk = max(lo, -up_k), min(up, -lo_k)
+                if lo_jk < up_jk:
+                    b = (g_ij - g_ik) - (g_qj - variable_gradient(kind, U, q, k, y_q, shift, lin))
+                    gain = clipped_gain(b, 2.0 * kd, lo_jk, up_jk)
+                    if gain > best_gain:
+                        best, best_gain = q, gain
+            # the pair in class j alone moves mass between the two budgets
+            lo, up = max(lo, used - budget), min(up, room_i)
         if lo >= up:
             continue
-        b = g_ij - sign * variable_gradient(kind, U, q, j, y_q, shift, lin)
-        kd = max(kdiag[i] + kdiag[q] - 2.0 * (col[q] + offset), 0.0)
-        gain = clipped_gain(b, kd * h_jj, lo, up)
+        gain = clipped_gain(g_ij - sign * g_qj, kd * h_jj, lo, up)
         if gain > best_gain:
             best, best_gain = q, gain
     return best, best_gain

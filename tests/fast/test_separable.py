@@ -104,3 +104,26 @@ def test_step_budget_warns():
     X, y = datasets.load("wine")
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         OneVsAllSVC(max_iter=1, tol=1e-8).fit(X, y)
+
+
+def test_pair_box_is_the_exact_two_variable_step():
+    """The pair step of the greedy solver against cvxpy, including singular and edge cases."""
+    from msvm.fast.separable import pair_box
+
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        A = rng.normal(size=(2, 2)) if trial % 4 else np.outer([1.0, 1.0 + 1e-9], [1.0, 1.0])
+        Q = A @ A.T
+        g = rng.normal(size=2) * 3
+        h = rng.uniform(0.1, 2, size=2)
+        a = rng.uniform(0, 1, size=2) * h * (rng.random(2) > 0.3)
+        d1, d2, gain = pair_box(g[0], g[1], Q[0, 0], Q[0, 1], Q[1, 1], a[0], a[1], h[0], h[1])
+        d = np.array([d1, d2])
+        assert np.all(a + d >= -1e-12) and np.all(a + d <= h + 1e-12)
+        assert gain == pytest.approx(g @ d - 0.5 * d @ Q @ d, abs=1e-10)
+        x = cp.Variable(2)
+        best = cp.Problem(
+            cp.Maximize(g @ x - 0.5 * cp.quad_form(x, cp.psd_wrap(Q))), [a + x >= 0, a + x <= h]
+        )
+        best.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+        assert gain == pytest.approx(best.value, rel=1e-7, abs=1e-8)

@@ -21,6 +21,7 @@ from msvm.fast import (
 from msvm.fast.patterns import CS, LLW, SIGN, WW, dual_vectors, pattern_transpose, state_coef
 from msvm.fast.transfer import (
     PARTNERS,
+    REACH,
     apply_transfer,
     budget_transfer,
     nearest_partners,
@@ -146,9 +147,12 @@ def test_nearest_partners_are_the_nearest_admissible_patterns(kind):
         row = np.empty(PARTNERS, dtype=np.int64)
         nearest_partners(i, K[i], 0.0, kdiag, y, kind, row)
         kd = kdiag[i] + kdiag - 2 * K[i]
-        ok = (np.arange(N) != i) & ((y == y[i]) if kind in (WW, CS) else True)
+        admissible = (np.arange(N) != i) & ((y == y[i]) if kind in (WW, CS) else True)
+        ok = admissible & (kd <= REACH * (kdiag[i] + kdiag))  # coupled enough to pay
+        assert 0 < ok.sum() < admissible.sum()  # the reach leaves some out
         expected = np.flatnonzero(ok)[np.argsort(kd[ok], kind="stable")][:PARTNERS]
         found = row[row >= 0]
+        assert found.size == min(PARTNERS, ok.sum())
         np.testing.assert_allclose(kd[found], kd[expected], rtol=0, atol=1e-12)
         assert np.all(ok[found])
 
@@ -171,9 +175,10 @@ def test_transfers_keep_the_engine_optimum(Estimator, params, monkeypatch):
     X, y = datasets.load("wine", n_samples=90)
     gamma = 0.1 / (X.shape[1] * X.var())
     common = dict(C=100.0, gamma=gamma, tol=1e-6, random_state=0, **params)
-    with_transfers = Estimator(**common).fit(X, y)
     relative, relax, _ = engine.KERNEL_PATH
-    monkeypatch.setattr(engine, "KERNEL_PATH", (relative, relax, 0.0))
+    monkeypatch.setattr(engine, "KERNEL_PATH", (relative, relax, 0))  # from the first epoch
+    with_transfers = Estimator(**common).fit(X, y)
+    monkeypatch.setattr(engine, "KERNEL_PATH", (relative, relax, np.inf))  # never
     without = Estimator(**common).fit(X, y)
     assert with_transfers.kkt_violation_ <= 1e-6 and without.kkt_violation_ <= 1e-6
     assert with_transfers.dual_objective_ == pytest.approx(without.dual_objective_, rel=1e-7)
