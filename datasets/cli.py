@@ -13,7 +13,7 @@ import sys
 
 from msvm.datasets.fetching import fetch
 from msvm.datasets.loaders import load
-from msvm.datasets.manifest import data_home, default_manifest
+from msvm.datasets.manifest import FETCH_COMMAND, data_home, default_manifest
 
 COLUMNS = (
     "data set", "source", "shape", "classes", "base rate",
@@ -24,7 +24,7 @@ COLUMNS = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``fetch`` and ``table`` actions, for this module's parser and the ``msvm`` command's."""
     actions = parser.add_subparsers(dest="action", required=True)
-    fetch_parser = actions.add_parser("fetch", help="unpack the data sets' packages into the folder")
+    fetch_parser = actions.add_parser("fetch", help="unpack the data sets' packages to the folder")
     table_parser = actions.add_parser("table", help="load each data set and compare with Table 2")
     for action in (fetch_parser, table_parser):
         action.add_argument("names", nargs="*", help="data sets (default: all)")
@@ -48,7 +48,10 @@ def run(args) -> int:
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as handle:
             handle.write(text)
-    return 0 if all(row[2] != "not fetched" for row in rows) else 1
+    missing = [row[0] for row in rows if row[2] == "not fetched"]
+    if missing:
+        print(f"not fetched: {', '.join(missing)}; run `{FETCH_COMMAND} {' '.join(missing)}`")
+    return 1 if missing else 0
 
 
 def table_rows(names, folder=None) -> list[tuple[str, ...]]:

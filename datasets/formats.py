@@ -80,8 +80,8 @@ def read_table(path: str | Path, delimiter: str | None = None) -> np.ndarray:
 def read_keel(path: str | Path) -> tuple[list[str], np.ndarray]:
     """The attribute names and data rows of a KEEL ``.dat`` file.
 
-    KEEL's format (Alcalá-Fdez et al., J. Mult.-Valued Logic & Soft Computing 17, 2011) is ARFF-like:
-    ``@attribute NAME TYPE`` lines name the columns in order, rows follow ``@data``.
+    KEEL's format (Alcalá-Fdez et al., J. Mult.-Valued Logic & Soft Computing 17, 2011) is
+    ARFF-like: ``@attribute NAME TYPE`` lines name the columns in order, rows follow ``@data``.
 
     Returns
     -------
