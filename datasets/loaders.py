@@ -71,8 +71,9 @@ def landsat(path):
 def dna(path):
     """DNA / splice junctions (StatLog; mlbench ``DNA``): 3186 x 180 binary indicators.
 
-    Classes ``ei``, ``ie``, ``n``. The first 2000 rows have StatLog's training class counts
-    (464 / 485 / 1051), the last 1186 its test counts, as MKPM's *dna* (libsvm) split them.
+    Classes ``ei``, ``ie``, ``n``. The first 2000 rows have class counts 464 / 485 / 1051 and the
+    last 1186 303 / 280 / 603: StatLog's training and test sets (MKPM's *dna*, libsvm's copy)
+    if mlbench kept StatLog's order, which no second copy here can confirm.
     """
     return _mlbench(path, "Class")
 
