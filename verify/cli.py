@@ -3,7 +3,8 @@
 ``msvm verify`` runs every cross-check on bundled data (or a CSV file) and prints the evidence,
 exiting non-zero when a check fails; ``msvm claims`` checks the papers' printed formulas;
 ``msvm consistency`` runs ISVM's Bayes-consistency Monte Carlo; ``msvm robustness`` runs the
-leave-one-out study of ISVM §9 (Tables 3 and 4), resumable, on joblib or Dask.
+leave-one-out study of ISVM §9 (Tables 3 and 4), resumable, on joblib or Dask; ``msvm datasets``
+fetches the real data sets of ISVM Table 2 and compares them with it (``msvm.datasets``).
 """
 
 from __future__ import annotations
@@ -308,12 +309,17 @@ def main(argv=None) -> int:
     robust.add_argument("--jobs", type=int, default=1, help="joblib processes (-1: all cores)")
     robust.add_argument("--workers", type=int, help="run on a Dask LocalCluster of N workers")
     robust.add_argument("--scheduler", help="address of a running Dask scheduler")
+    from msvm.datasets import cli as datasets_cli
+
+    data = commands.add_parser("datasets", help="fetch ISVM Table 2's data sets; compare them")
+    datasets_cli.add_arguments(data)
     args = parser.parse_args(argv)
     commands_run = {
         "verify": verify_command,
         "claims": claims_command,
         "consistency": consistency_command,
         "robustness": robustness_command,
+        "datasets": datasets_cli.run,
     }
     try:
         return commands_run[args.command](args)
