@@ -19,8 +19,9 @@ This module solves the dual by the proximal point method (Rockafellar, SIAM J. C
 Writing -1/2 ||X^T Z R||^2 = min_P 1/2 ||P||^2 - <P, X^T Z R> and exchanging max and min, the
 step is a smooth, strongly convex problem over the weights P (d x L) alone:
 
-    P^{k+1} = argmin_P  phi(P) = 1/2 ||P||^2 + sum_i max_{a in P_i} [a . g_i(P) - ||a - alpha^k_i||^2 / (2 sigma)],
-    g_i(P) = lin_i - S_i^T (R P^T x_i)                 (the dual gradient at weights P),
+    P^{k+1} = argmin_P  phi(P) = 1/2 ||P||^2
+                        + sum_i max_{a in P_i} [a . g_i(P) - ||a - alpha^k_i||^2 / (2 sigma)],
+    g_i(P) = lin_i - S_i^T (R P^T x_i)       (the dual gradient at weights P),
 
 whose inner maximiser is the projection alpha_i(P) = Proj_{P_i}(alpha^k_i + sigma g_i(P)), and
 alpha^{k+1} = alpha(P^{k+1}).  phi is the Moreau envelope of the primal loss about alpha^k: its
@@ -46,6 +47,8 @@ never an answer taken on trust.
 """
 
 from __future__ import annotations
+
+import time
 
 import numba as nb
 import numpy as np
@@ -239,6 +242,27 @@ def kkt_violation(kind, F, alpha, lin, hi, y):
     return worst
 
 
+@nb.njit(cache=True)
+def loss_value(kind, F, lin, hi, y):
+    """sum_i max_{a in P_i} a . g_i: the primal's loss term C sum(loss) at outputs F (the support
+    function of P_i at the dual gradient: box kinds sum_j hi_ij max(g_ij, 0), CS
+    C max(0, max_j g_ij)), so that 1/2 ||P||^2 plus it is the canonical primal at weights P."""
+    N, L = F.shape
+    g = np.empty(L)
+    total = 0.0
+    for i in range(N):
+        pattern_gradients(kind, F, i, lin, y, g)
+        top, budget = 0.0, 0.0
+        for j in range(L):
+            if hi[i, j] > 0.0:
+                if kind == CS:
+                    top, budget = max(top, g[j]), max(budget, hi[i, j])
+                else:
+                    total += hi[i, j] * max(g[j], 0.0)
+        total += budget * top
+    return total
+
+
 def pattern_coef(kind, alpha, y_index):
     """Z = S alpha, row by row (``patterns.pattern_apply``)."""
     rows = np.arange(alpha.shape[0])
@@ -273,7 +297,8 @@ class SemismoothALM:
         self.R = np.eye(L) - beta if beta != 0.0 else None
         self.scale = float(np.mean(np.einsum("ij,ij->i", X, X))) or 1.0
         self.outer_steps = self.newton_steps = 0
-        self.history = []  # (sigma, Newton steps, face, dual, kkt) per outer step
+        # per proximal step: (time.perf_counter(), sigma K, Newton steps, face, primal, dual, KKT)
+        self.history = []
 
     def outputs(self, P):
         """F = X P R: the outputs K B on the training rows for weights P (d x L)."""
@@ -377,13 +402,17 @@ class SemismoothALM:
                 self.phi(P_new, anchor, sigma, alpha)  # alpha = alpha(P): the multiplier step
                 anchor[:] = alpha
                 P = self.weights(alpha)
-                kkt = kkt_violation(self.kind, self.outputs(P), alpha, self.lin, self.hi,
-                                    self.y_index)  # fmt: skip
+                F = self.outputs(P)
+                kkt = kkt_violation(self.kind, F, alpha, self.lin, self.hi, self.y_index)
                 dual = self.dual(alpha, P)
-                self.history.append((sigma * self.scale, steps, face, dual, kkt))
+                primal = 0.5 * float(np.sum(P * P)) + loss_value(self.kind, F, self.lin, self.hi,
+                                                                 self.y_index)  # fmt: skip
+                self.history.append((time.perf_counter(), sigma * self.scale, steps, face,
+                                     primal, dual, kkt))  # fmt: skip
                 if self.verbose:
                     print(f"proximal step {self.outer_steps}: sigma {sigma * self.scale:.0e}/K, "
-                          f"{steps} Newton steps, face {face}, dual {dual:.6f}, KKT {kkt:.3e}")  # fmt: skip
+                          f"{steps} Newton steps, face {face}, primal {primal:.6f}, dual "
+                          f"{dual:.6f}, KKT {kkt:.3e}")  # fmt: skip
                 if steps <= FAST_STEP:
                     sigma = min(sigma * SIGMA_GROWTH, top)
         return kkt
