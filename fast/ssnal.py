@@ -43,7 +43,19 @@ primal value at its weights X^T S alpha^{k+1} R bracket the optimum.
 
 The engine runs the method on a cold start (``DecompositionSolver.solve_linear``) and then checks
 every variable with its own epochs, which decide convergence as for any other start: a start,
-never an answer taken on trust.
+never an answer taken on trust.  On the problem above the method ends at KKT 6.5e-4 after ~8
+proximal and ~75 Newton steps (about 2.5 s), and one epoch confirms it; LIBLINEAR's
+Crammer-Singer solver stops at its 100 000-pass limit after ~63 s, 1.5 above the optimum
+(``benchmarks/linear_overlap.py``).
+
+Two measured details.  sigma starts at 1 / (mean kernel diagonal) from alpha = 0, where every
+pattern is on the face (the Newton matrix is then dense in the classes, one BLAS product per
+class pair, ~50 ms), and grows tenfold after each step that took few Newton steps: started at
+1e2-3e3 times that, the first step from alpha = 0 sits on a vertex of every P_i (the Newton
+matrix is the identity) and the inhibitory machine's did not converge in 40 Newton steps.  And
+the method runs with BLAS on one thread (threadpoolctl): its products are small (N x d by d x L,
+a (d L)^2 solve), and on the shared two-core machine two OpenBLAS threads made them 5-8 times
+slower (Crammer-Singer above: 13-18 s against 1.9-2.4 s in all).
 """
 
 from __future__ import annotations
