@@ -157,20 +157,31 @@ def project_budget(v, hi, a):
 
 
 @nb.njit(cache=True)
-def proximal_map(kind, F, anchor, sigma, lin, hi, y, alpha, free):
-    """alpha_i = Proj_{P_i}(anchor_i + sigma g_i) for every pattern (g from the outputs F);
-    returns sum_i [alpha_i . g_i - ||alpha_i - anchor_i||^2 / (2 sigma)], phi's loss part.
+def proximal_map(kind, F, FD, t, anchor, sigma, lin, hi, y, alpha, free):
+    """alpha_i = Proj_{P_i}(anchor_i + sigma g_i) for every pattern, g from the outputs
+    F + t FD (F alone when FD is (0, 0): the line search moves along X D R without a product
+    per trial); returns sum_i [alpha_i . g_i - ||alpha_i - anchor_i||^2 / (2 sigma)], phi's loss
+    part.
 
     With ``free`` of shape (N, L) (else (0, 0)), also marks the Jacobian J_i of the projection:
     free[i, j] = 1 for a variable strictly inside its box (box kinds) or holding mass (CS), and
     for CS 2 where the budget binds (J_i = I_F - 11^T / |F| on those, module docstring), 0
     elsewhere."""
     N, L = F.shape
-    g, v, a = np.empty(L), np.empty(L), np.empty(L)
-    marks = free.shape[0] > 0
+    g, v, a, f = np.empty(L), np.empty(L), np.empty(L), np.empty((1, L))
+    marks, along = free.shape[0] > 0, FD.shape[0] > 0
     total = 0.0
     for i in range(N):
-        pattern_gradients(kind, F, i, lin, y, g)
+        for j in range(L):
+            f[0, j] = F[i, j] + t * FD[i, j] if along else F[i, j]
+        yi = y[i]
+        for j in range(L):  # pattern_gradients on the row f
+            if kind == SIGN:
+                g[j] = lin[i, j] - f[0, j] if j == yi else lin[i, j] + f[0, j]
+            elif kind == LLW:
+                g[j] = lin[i, j] + f[0, j]
+            else:
+                g[j] = lin[i, j] - (f[0, yi] - f[0, j])
         for j in range(L):
             v[j] = anchor[i, j] + sigma * g[j]
         tau = 0.0
@@ -326,13 +337,17 @@ class SemismoothALM:
         """D(alpha) with P = weights(alpha)."""
         return float(np.sum(self.lin * alpha) - 0.5 * np.sum(P * P))
 
-    def phi(self, P, anchor, sigma, alpha, free=None):
-        """phi(P) (module docstring); leaves alpha(P) in alpha and, with ``free`` (N, L), the
-        marks of ``proximal_map`` there."""
+    def phi(self, P, anchor, sigma, alpha, free=None, F=None, FD=None, t=0.0):
+        """phi(P + t D) (module docstring) from the outputs F = X P R (computed if not given) and
+        FD = X D R; leaves alpha(P + t D) in alpha and, with ``free`` (N, L), the marks of
+        ``proximal_map`` there.  Without FD, t and D play no part."""
         if free is None:
             free = np.empty((0, 0), dtype=np.int8)
-        loss = proximal_map(self.kind, self.outputs(P), anchor, sigma, self.lin, self.hi,
-                            self.y_index, alpha, free)  # fmt: skip
+        F = self.outputs(P) if F is None else F
+        along = FD is not None
+        FD = FD if along else np.empty((0, 0))
+        loss = proximal_map(self.kind, F, FD, t, anchor, sigma, self.lin, self.hi, self.y_index,
+                            alpha, free)  # fmt: skip
         return 0.5 * float(np.sum(P * P)) + loss
 
     def newton_direction(self, T, grad, sigma):
@@ -356,8 +371,9 @@ class SemismoothALM:
         within INNER_SLACK times that; alpha is left at alpha(P)."""
         free = np.empty(alpha.shape, dtype=np.int8)
         trial, face = np.empty_like(alpha), 0
+        F = self.outputs(P)  # kept current along the steps: F += t X D R
         for steps in range(NEWTON_STEPS + 1):
-            value = self.phi(P, anchor, sigma, alpha, free)
+            value = self.phi(P, anchor, sigma, alpha, free, F)
             grad = P - self.weights(alpha)
             norm, target = float(np.linalg.norm(grad)), INNER_TOL * (1.0 + np.linalg.norm(P))
             if norm <= target:
@@ -367,9 +383,13 @@ class SemismoothALM:
             T, face = newton_blocks(self.kind, self.X, free, self.y_index)
             D = self.newton_direction(T, grad, sigma)
             slope = float(np.sum(grad * D))
+            FD = self.outputs(D)
+            PP, PD, DD = float(np.sum(P * P)), float(np.sum(P * D)), float(np.sum(D * D))
             t = 1.0
             for _ in range(HALVINGS):
-                new = self.phi(P + t * D, anchor, sigma, trial)
+                loss = proximal_map(self.kind, F, FD, t, anchor, sigma, self.lin, self.hi,
+                                    self.y_index, trial, free[:0, :0])  # fmt: skip
+                new = 0.5 * (PP + 2.0 * t * PD + t * t * DD) + loss
                 if new < value and new <= value + ARMIJO * t * slope:  # (a decrease that
                     # rounds away is none: phi then cannot tell the points apart)
                     break
@@ -377,6 +397,7 @@ class SemismoothALM:
             else:  # no decrease that floating point can see
                 return P, steps, face, norm <= INNER_SLACK * target
             P = P + t * D
+            F += t * FD
             self.newton_steps += 1
             if self.verbose > 1:
                 print(f"   Newton step {steps}: phi {value:.6f}, |grad| {norm:.3e}, t {t:g}, "
