@@ -37,6 +37,7 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
+from msvm.fast import ssnal
 from msvm.fast.face_newton import DAMPING, FaceNewton
 from msvm.fast.kernels import (
     block_rows,
@@ -573,6 +574,12 @@ COMPACT_FRACTION, COMPACT_DEPTH = 0.5, 2.0
 # C) and pays off over a long run: runs allowed fewer than SEED_MIN_EPOCHS epochs start from 0.
 SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL, SEED_MIN_EPOCHS = 20_000, 0.1, 0.5, 100
 
+# A cold explicit-weights run on dense rows where ``ssnal.applies`` (at least ssnal.MIN_ROWS
+# patterns, d L small) starts from the semismooth Newton augmented Lagrangian method instead
+# (``DecompositionSolver._proximal_start``; benchmarks/NOTES.md, stop 15); tests switch it off to
+# compare the epochs alone.
+PROXIMAL_START = True
+
 # max_iter=-1 runs until converged, as libsvm's does, within libsvm's own guard against a run that
 # cannot end: at most max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN N) pattern steps (libsvm: 10^7 or
 # 100 l iterations, ``Solver::Solve``).  Whatever max_iter is, a run also ends when STALL_EPOCHS
@@ -792,6 +799,7 @@ class DecompositionSolver:
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
+        self.proximal_steps = (0, 0)  # (proximal, Newton) steps of a proximal start
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
         # the stopping rule, and an O(N L) update for a negligible change is wasted work.
         self.skip_below = SKIP_FRACTION * tol
@@ -1056,13 +1064,29 @@ class DecompositionSolver:
         W[:] = np.asarray(data.X.T @ S)
         w0[:] = self.offset * S.sum(axis=0)
 
+    def _proximal_start(self, data: LinearData, alpha, W, w0):
+        """Start from the semismooth Newton augmented Lagrangian method (``msvm.fast.ssnal``):
+        alpha from its proximal steps, W and w0 to match; the epochs then check every variable."""
+        method = ssnal.SemismoothALM(self.kind, self.c, self.lin, self.hi, self.y_index,
+                                     data.X, self.offset, self.tol, self.verbose)  # fmt: skip
+        method.run(alpha)
+        self.proximal_steps = (method.outer_steps, method.newton_steps)
+        S = state_coef(self.kind, alpha, self.y_index, self.c)
+        W[:] = np.asarray(data.X.T @ S)
+        w0[:] = self.offset * S.sum(axis=0)
+
     def solve_linear(self, data: LinearData, alpha, W, w0):
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
-        ``w0 = offset 1^T [Z, Z 1]`` are updated.  A cold run (alpha = 0) on many patterns of a
-        box-constrained dual starts from a subsample's solution (``_seed``)."""
+        ``w0 = offset 1^T [Z, Z 1]`` are updated.  A cold run (alpha = 0) on many dense patterns
+        starts from the semismooth Newton augmented Lagrangian method (``_proximal_start``,
+        where ``ssnal.applies``); otherwise, on many patterns of a box-constrained dual, from a
+        subsample's solution (``_seed``)."""
         self._check_width(W.shape[1])
-        seed = self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS
-        if seed and self.epochs >= SEED_MIN_EPOCHS and not alpha.any():
+        cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
+        width = data.X.shape[1] + (self.offset != 0.0)
+        if cold and PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width):
+            self._proximal_start(data, alpha, W, w0)
+        elif cold and self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS:
             self._seed(data, alpha, W, w0)
         dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset), partner_table(0))
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class

@@ -1,0 +1,291 @@
+"""The semismooth Newton augmented Lagrangian start of the linear path (msvm.fast.ssnal): its
+pieces against direct computations, and whole fits against the reference layer."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from msvm.core import datasets
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    OneVsAllSVC,
+    WestonWatkinsSVC,
+    engine,
+    ssnal,
+)
+from msvm.fast.patterns import CS
+from msvm.fast.ssnal import SemismoothALM, newton_blocks, project_budget
+from msvm.reference import FORMULATIONS, Problem
+
+MACHINES = [InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, CrammerSingerSVC, OneVsAllSVC]
+
+
+def random_dual(Machine, seed, n=200, d=4, L=5, C=0.7, offset=0.0):
+    """A small dual of the machine on random data and a feasible anchor off its optimum."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = rng.integers(0, L, size=n)
+    y[:L] = np.arange(L)
+    machine = Machine()
+    kind, c = machine._kind, machine._inhibition(L)
+    lin, free = machine._dual_terms(y, L)
+    hi = C * free
+    anchor = np.clip(rng.uniform(-0.3, 0.6, size=(n, L)), 0.0, None) * hi
+    if kind == CS:
+        anchor *= C / np.maximum(anchor.sum(axis=1, keepdims=True), C)
+    method = SemismoothALM(kind, c, lin, hi, y, X, offset, 1e-6)
+    return method, anchor, rng
+
+
+def dense_newton_matrix(method, T, sigma):
+    """I + sigma (R (x) I) T (R (x) I) from the blocks of ``newton_blocks``, written out."""
+    L, d = T.shape[0], T.shape[2]
+    full = np.zeros((L * d, L * d))
+    for a in range(L):
+        for b in range(a, L):
+            full[a * d : (a + 1) * d, b * d : (b + 1) * d] = T[a, b]
+            full[b * d : (b + 1) * d, a * d : (a + 1) * d] = T[a, b].T
+    R = np.eye(L) if method.R is None else method.R
+    RI = np.kron(R, np.eye(d))
+    return np.eye(L * d) + sigma * RI @ full @ RI
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+@pytest.mark.parametrize("sigma", [0.05, 0.5, 5.0])
+@pytest.mark.parametrize("offset", [0.0, 0.8])
+def test_newton_matrix_is_the_derivative_of_the_gradient(Machine, sigma, offset):
+    """(I + sigma R T R) D equals the finite difference of grad phi = P - X^T S alpha(P) R along
+    D (phi is piecewise quadratic: a random point lies inside one piece)."""
+    method, anchor, rng = random_dual(Machine, 1, offset=offset)
+    n, L = anchor.shape
+    P = 0.3 * rng.normal(size=(method.X.shape[1], L))
+    alpha, free = np.empty((n, L)), np.empty((n, L), dtype=np.int8)
+    method.phi(P, anchor, sigma, alpha, free)
+    T, face = newton_blocks(method.kind, method.X, free, method.y_index)
+    assert face > 0
+    D = rng.normal(size=P.shape)
+    eps = 1e-7
+    moved = np.empty((n, L))
+    method.phi(P + eps * D, anchor, sigma, moved)
+    difference = (eps * D - method.weights(moved) + method.weights(alpha)) / eps
+    product = dense_newton_matrix(method, T, sigma) @ D.T.ravel()
+    np.testing.assert_allclose(
+        product, difference.T.ravel(), rtol=0, atol=1e-5 * np.abs(product).max()
+    )
+    # and the direction solves that system
+    direction = method.newton_direction(T.copy(), P, sigma)
+    np.testing.assert_allclose(dense_newton_matrix(method, T, sigma) @ direction.T.ravel(),
+                               -P.T.ravel(), atol=1e-8)  # fmt: skip
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_phi_and_its_gradient(Machine):
+    """phi at P matches its definition summed in numpy, its gradient a finite difference, and
+    alpha(P) the projection found by brute force over a grid of the box (box kinds) or by the
+    KKT conditions of the budget projection (CS)."""
+    method, anchor, rng = random_dual(Machine, 2)
+    n, L = anchor.shape
+    sigma = 0.3
+    P = 0.3 * rng.normal(size=(method.X.shape[1], L))
+    alpha = np.empty((n, L))
+    value = method.phi(P, anchor, sigma, alpha)
+    g = gradients(method, P)
+    expected = 0.5 * np.sum(P * P) + np.sum(
+        (alpha * g - (alpha - anchor) ** 2 / (2 * sigma)) * (method.hi > 0)
+    )
+    assert value == pytest.approx(expected, rel=1e-12)
+    v = anchor + sigma * g
+    if method.kind == CS:
+        for i in range(n):
+            check_budget_projection(v[i], method.hi[i], alpha[i])
+    else:
+        np.testing.assert_array_equal(alpha, np.clip(v, 0.0, method.hi))
+    D = rng.normal(size=P.shape)
+    eps = 1e-6
+    slope = (method.phi(P + eps * D, anchor, sigma, alpha.copy())
+             - method.phi(P - eps * D, anchor, sigma, alpha.copy())) / (2 * eps)  # fmt: skip
+    method.phi(P, anchor, sigma, alpha)
+    grad = P - method.weights(alpha)
+    assert slope == pytest.approx(float(np.sum(grad * D)), rel=1e-5)
+
+
+def gradients(method, P):
+    """The dual gradient lin - S^T (K B) at weights P, from the estimator-side helpers."""
+    from msvm.fast.patterns import pattern_transpose
+
+    F = method.outputs(P)
+    return method.lin - pattern_transpose(method.kind, F, method.y_index)
+
+
+def check_budget_projection(v, hi, a):
+    """a is the projection of v onto {0 <= a <= hi, sum a <= max hi} (hi 0 or the budget):
+    feasible, and a = max(v - tau, 0) on the free entries with tau >= 0, tau > 0 only when the
+    budget is met."""
+    B = hi.max()
+    free = hi > 0
+    assert np.all(a >= 0) and np.all(a[~free] == 0) and a.sum() <= B * (1 + 1e-12)
+    held = free & (a > 0)
+    taus = (v - a)[held]
+    tau = taus[0] if taus.size else max(0.0, v[free].max())
+    np.testing.assert_allclose(taus, tau, atol=1e-12)
+    assert np.all(v[free & (a == 0)] <= tau + 1e-12)
+    assert tau >= -1e-12
+    if tau > 1e-12:
+        assert a.sum() == pytest.approx(B, rel=1e-12)
+
+
+def test_budget_projection_against_sorting_free_bisection():
+    rng = np.random.default_rng(3)
+    a = np.empty(7)
+    for _ in range(500):
+        v = rng.normal(scale=rng.choice([0.1, 1.0, 10.0]), size=7)
+        hi = np.where(rng.random(7) < 0.2, 0.0, 1.3)
+        hi[0] = 1.3
+        project_budget(v, hi, a)
+        check_budget_projection(v, hi, a)
+        lo, up = 0.0, max(np.abs(v).max(), 1.0)  # bisection on sum max(v - tau, 0) = B
+        if np.maximum(v[hi > 0], 0).sum() > 1.3:
+            for _ in range(200):
+                mid = 0.5 * (lo + up)
+                lo, up = (mid, up) if np.maximum(v[hi > 0] - mid, 0).sum() > 1.3 else (lo, mid)
+            np.testing.assert_allclose(a[hi > 0], np.maximum(v[hi > 0] - lo, 0), atol=1e-9)
+        else:
+            np.testing.assert_allclose(a, np.maximum(v, 0) * (hi > 0), atol=0)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_primal_value_is_the_canonical_objective(Machine):
+    """1/2 ||P||^2 + loss_value at the weights of a dual point is the estimator's canonical
+    primal of those weights (msvm.core.objectives)."""
+    method, anchor, _ = random_dual(Machine, 4)
+    from msvm.core.objectives import canonical_objective
+    from msvm.fast.ssnal import loss_value
+
+    P = method.weights(anchor)
+    F = method.outputs(P)
+    ours = 0.5 * np.sum(P * P) + loss_value(method.kind, F, method.lin, method.hi, method.y_index)
+    machine = Machine()
+    expected = canonical_objective(np.sum(P * P), machine._loss(F, method.y_index), 0.7)
+    assert ours == pytest.approx(expected, rel=1e-12)
+
+
+REFERENCE = {
+    InhibitorySVC: ("inhibitory", {}),
+    OneVsAllSVC: ("one_vs_all", {}),
+    WestonWatkinsSVC: ("weston_watkins", {}),
+    LeeLinWahbaSVC: ("lee_lin_wahba", {}),
+    CrammerSingerSVC: ("crammer_singer", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = datasets.load("wine")
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return X, y, Problem(X, y, C=0.5, kernel="linear")
+
+
+def fit_with_start(Machine, X, y, monkeypatch, **params):
+    """Fit with the proximal start forced on (MIN_ROWS lowered); returns (model, methods run)."""
+    runs = []
+    original = ssnal.SemismoothALM.run
+
+    def run(self, alpha):
+        runs.append(self)
+        return original(self, alpha)
+
+    monkeypatch.setattr(ssnal, "MIN_ROWS", 10)
+    monkeypatch.setattr(ssnal.SemismoothALM, "run", run)
+    params = dict(kernel="linear", random_state=0) | params
+    return Machine(**params).fit(X, y), runs
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_proximal_start_reaches_the_reference_optimum(Machine, wine, monkeypatch):
+    X, y, p = wine
+    formulation, options = REFERENCE[Machine]
+    ref = FORMULATIONS[formulation].dual(p, **options)
+    model, runs = fit_with_start(Machine, X, y, monkeypatch, C=p.C, tol=1e-6)
+    assert runs and runs[0].outer_steps > 0
+    assert model.objective_ == pytest.approx(ref.objective, rel=1e-6)
+    assert model.dual_objective_ <= ref.objective * (1 + 1e-9) <= model.objective_ * (1 + 1e-9)
+    assert model.kkt_violation_ <= 1e-6
+    np.testing.assert_array_equal(model.predict(X), ref.predict(X))
+
+
+def test_proximal_start_with_a_bias_and_with_costs(wine, monkeypatch):
+    X, y, p = wine
+    ref = FORMULATIONS["weston_watkins"].dual(p, fit_intercept=True)
+    model, runs = fit_with_start(WestonWatkinsSVC, X, y, monkeypatch, C=p.C, tol=1e-6,
+                                 fit_intercept=True)  # fmt: skip
+    assert runs and model.objective_ == pytest.approx(ref.objective, rel=1e-5)
+    cost = np.random.default_rng(5).uniform(0.5, 2.0, size=(3, 3))
+    np.fill_diagonal(cost, 0.0)
+    ref = FORMULATIONS["crammer_singer"].dual(p, cost=cost)
+    model, runs = fit_with_start(CrammerSingerSVC, X, y, monkeypatch, C=p.C, tol=1e-6, cost=cost)
+    assert runs and model.objective_ == pytest.approx(ref.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_same_optimum_with_and_without_the_start(Machine, monkeypatch):
+    """Overlapping classes (many variables at C): the start, then the epochs, end where the
+    epochs alone end, and every iterate of the start is feasible."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(600, n_features=8, n_informative=6, n_classes=4,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    monkeypatch.setattr(engine, "PROXIMAL_START", False)
+    cold = Machine(kernel="linear", tol=1e-6, random_state=0).fit(X, y)
+    monkeypatch.setattr(engine, "PROXIMAL_START", True)
+    model, runs = fit_with_start(Machine, X, y, monkeypatch, tol=1e-6)
+    assert runs
+    assert model.objective_ == pytest.approx(cold.objective_, rel=1e-6)
+    assert model.dual_objective_ == pytest.approx(cold.dual_objective_, rel=1e-6)
+    history = runs[0].history
+    assert all(primal >= dual for _, _, _, _, primal, dual, _ in history)
+    duals = [h[5] for h in history]
+    assert duals == sorted(duals)  # each proximal step increases the dual (solved steps only)
+    hi = Machine()._dual_terms(np.searchsorted(np.unique(y), y), 4)[1] * 1.0
+    alpha = model.dual_coef_
+    assert np.all(alpha >= 0) and np.all(alpha <= hi)
+
+
+def test_a_step_that_fails_is_undone_and_the_epochs_finish(monkeypatch):
+    """With one Newton step allowed per proximal step none is solved: each is undone (alpha
+    back at the anchor, here 0), sigma falls to its floor, and the epochs reach the optimum."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(400, n_features=6, n_informative=4, n_classes=3, random_state=1)
+    monkeypatch.setattr(ssnal, "NEWTON_STEPS", 1)
+    model, runs = fit_with_start(CrammerSingerSVC, X, y, monkeypatch, tol=1e-5)
+    assert runs and runs[0].history == [] and runs[0].outer_steps > 1
+    monkeypatch.setattr(engine, "PROXIMAL_START", False)
+    cold = CrammerSingerSVC(kernel="linear", tol=1e-5, random_state=0).fit(X, y)
+    assert model.objective_ == pytest.approx(cold.objective_, rel=1e-5)
+
+
+def test_start_applies_only_where_it_can(monkeypatch):
+    """Sparse rows, too wide a Newton system, too few rows and MProt-like bounds: no start."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    hi = np.ones((6000, 4))
+    X = rng.normal(size=(6000, 5))
+    assert ssnal.applies(CS, hi, X, 5)
+    assert not ssnal.applies(CS, hi, sp.csr_matrix(X), 5)
+    assert not ssnal.applies(CS, hi, X, ssnal.MAX_WEIGHTS)
+    assert not ssnal.applies(CS, hi[:100], X[:100], 5)
+    odd = hi.copy()
+    odd[:, 1] = 0.5
+    assert not ssnal.applies(CS, odd, X, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model, runs = fit_with_start(CrammerSingerSVC, sp.csr_matrix(X[:300]),
+                                     rng.integers(0, 4, 300), monkeypatch)  # fmt: skip
+    assert not runs
