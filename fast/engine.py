@@ -576,7 +576,7 @@ SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL, SEED_MIN_EPOCHS = 20_000, 0.1, 0.5, 100
 
 # A cold explicit-weights run on dense rows where ``ssnal.applies`` (at least ssnal.MIN_ROWS
 # patterns, d L small) starts from the semismooth Newton augmented Lagrangian method instead
-# (``DecompositionSolver._proximal_start``; benchmarks/NOTES.md, stop 15); tests switch it off to
+# (``DecompositionSolver._proximal_start``; benchmarks/NOTES.md, stop 18); tests switch it off to
 # compare the epochs alone.
 PROXIMAL_START = True
 

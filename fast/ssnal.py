@@ -73,7 +73,7 @@ from msvm.fast.patterns import CS, LLW, SIGN, WW, output_shift, pattern_violatio
 # system of at most MAX_WEIGHTS unknowns (its O((d L)^3) solve must stay a small part of a pass).
 MIN_ROWS, MAX_WEIGHTS = 5_000, 1_600
 # sigma, in units of 1 / (mean kernel diagonal): the first, the factor between two outer steps,
-# and the largest.  (See benchmarks/NOTES.md, stop 15, for the measurements.)
+# and the largest.  (See benchmarks/NOTES.md, stop 18, for the measurements.)
 SIGMA_START, SIGMA_GROWTH, SIGMA_MAX, SIGMA_FLOOR = 1.0, 10.0, 1e5, 1e-2
 # sigma grows only after a proximal step that took at most FAST_STEP Newton steps
 FAST_STEP = 20
