@@ -5,9 +5,9 @@ current outputs U_i, sets aside the variables that settled at a bound (LIBLINEAR
 active_size_i), solves the subproblem of the others exactly (``patterns.box_rank_one``,
 ``patterns.budget_rank_one``; with a kernel the step is then over-relaxed, ``over_relax``), and,
 if they moved, updates the outputs with one kernel column:
-U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K [Z, Z 1] rather than
+U += K[:, i] dS_i^T, an O(N m) step for the m classes that moved.  U is K Z rather than
 K B = K Z M: for M = I - s 11^T (inhibitory, Lee-Lin-Wahba) a step would otherwise change every
-class's output, O(N L); the pattern reads its row of K B as U_i - s U_iL
+class's output, O(N L); the pattern reads its row of K B as U_i - s (sum_k U_ik)
 (``patterns.pattern_gradient``).  With a kernel a visit that steps may instead move two patterns
 at once, the visited one and a near partner, by a transfer (``msvm.fast.transfer``: the pair
 step of libsvm's solver, for multiclass duals), whichever gains more; on ill-conditioned duals
@@ -164,8 +164,8 @@ def prefetch_data_row(i, dense, data, indices, indptr):
 #          and its transfer partners (transfer.partner_table; empty on the explicit-weights path)
 #   kind, c                                  -- the pattern structure (msvm.fast.patterns)
 #   shift                                    -- s of M = I - s 11^T (patterns.output_shift)
-# The outputs K [Z, Z 1] and the explicit weights X^T [Z, Z 1] have L + 1 columns when shift != 0,
-# else L (patterns.state_coef).  dS always has L + 1 entries (add_column reads U's).
+# The kernel path's outputs U = K Z have L columns; the explicit weights X^T [Z, Z 1] have L + 1
+# when shift != 0 (patterns.state_coef).  dS always has L + 1 entries (add_column reads U's).
 # Work arrays (``work_arrays``): the visited pattern's gradient g and its alpha and hi on the
 # active variables (compact, p < n), v, lo, hi and delta for the subproblem, dS (L + 1) for the
 # change of [Z, Z 1], scratch (8L) for the subproblem solvers.  The hot functions take arrays
@@ -953,15 +953,15 @@ class DecompositionSolver:
         epochs of N steps, or the step budget of max_iter=-1."""
         return min(self.budget, self.epochs * N)
 
-    def _check_width(self, n_columns):
-        width = state_width(self.kind, self.c, self.lin.shape[1])
+    def _check_width(self, n_columns, sum_column):
+        width = state_width(self.kind, self.c, self.lin.shape[1], sum_column)
         if n_columns != width:
             raise ValueError(f"The engine's outputs need {width} columns; got {n_columns}.")
 
     def solve_kernel(self, source, alpha, U):
-        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) [Z, Z 1]`` (see
-        ``patterns.state_coef``) are updated."""
-        self._check_width(U.shape[1])
+        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) Z`` (see
+        ``patterns.state_coef`` with ``sum_column=False``) are updated."""
+        self._check_width(U.shape[1], sum_column=False)
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
         if self.selection == "greedy" and separable(self.kind, self.c):
@@ -1015,10 +1015,10 @@ class DecompositionSolver:
         )
         sub.warn = False  # the caller checks every variable next, and warns at its own max_iter
         alpha_A, U_A = alpha[A], np.asfortranarray(U[A])
-        before = state_coef(self.kind, alpha_A, self.y_index[A], self.c)
+        before = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False)
         taken, _ = sub.solve_kernel(restricted_source(source, A), alpha_A, U_A)
         self.n_steps += sub.n_steps
-        dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c) - before
+        dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False) - before
         alpha[A], U[A] = alpha_A, U_A
         changed = np.any(dZ != 0.0, axis=1)
         moved, dZ = A[changed], dZ[changed]
@@ -1081,7 +1081,7 @@ class DecompositionSolver:
         starts from the semismooth Newton augmented Lagrangian method (``_proximal_start``,
         where ``ssnal.applies``); otherwise, on many patterns of a box-constrained dual, from a
         subsample's solution (``_seed``)."""
-        self._check_width(W.shape[1])
+        self._check_width(W.shape[1], sum_column=True)
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         width = data.X.shape[1] + (self.offset != 0.0)
         if cold and PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width):

@@ -23,10 +23,11 @@ constrained kinds solve their pattern subproblem with ``box_rank_one``; CS, whos
 the budget sum_r alpha_ir <= C (MProt 10-11, ISVM F.3-F.4), with ``budget_rank_one``.
 
 The engine reads K B = K Z - s (K Z 1) 1^T for M = I - s 11^T from its outputs
-(``pattern_gradient``): it keeps K [Z, Z 1] with a kernel, X^T [Z, Z 1] with explicit weights
-(``state_coef``), so that a step changes only the classes that moved and the sum, not every
-class's output, and any variable's gradient is read from two entries (the transfers'
-screening, ``msvm.fast.transfer``).  For M = I (WW, CS) K Z = K B and there is no sum column.
+(``pattern_gradient``).  With a kernel it keeps U = K Z and sums the pattern's row for K Z 1: the
+visit has the whole row at hand (prefetched), and a step then changes only the classes that moved.
+With explicit weights it keeps X^T [Z, Z 1] (``state_coef``, ``sum_column``): a visit computes only
+its active classes' outputs, and the sum is one more of them rather than all L.  For M = I (WW, CS)
+K Z = K B and there is no sum column on either path.
 """
 
 from __future__ import annotations
@@ -62,9 +63,10 @@ def separable(kind: int, c: float) -> bool:
     return kind == SIGN and c == 0.0
 
 
-def state_width(kind: int, c: float, L: int) -> int:
-    """Columns of the engine's outputs: L, plus the row sums of K Z when M != I."""
-    return L + (output_shift(kind, c, L) != 0.0)
+def state_width(kind: int, c: float, L: int, sum_column: bool = True) -> int:
+    """Columns of the engine's outputs: L, plus the row sums of K Z when M != I and the path
+    keeps them (``sum_column``: the explicit-weights path; the kernel path sums U's row)."""
+    return L + (sum_column and output_shift(kind, c, L) != 0.0)
 
 
 @nb.njit(cache=True)
@@ -91,13 +93,26 @@ def activate_row(hi, cls, n_cls, i):
 
 
 @nb.njit(cache=True, inline="always")
+def row_shift(U, row: int, shift: float, L: int) -> float:
+    """s (K Z 1)_row from the outputs: their sum column, or the sum of the row's L entries."""
+    if shift == 0.0:
+        return 0.0
+    if U.shape[1] > L:
+        return shift * U[row, L]
+    total = 0.0
+    for k in range(L):
+        total += U[row, k]
+    return shift * total
+
+
+@nb.njit(cache=True, inline="always")
 def pattern_gradient(kind: int, U, row: int, shift: float, lin, i: int, y: int, cls, ci, n, g):
     """g[p] = the dual gradient lin_ij - (S_i^T (K B)_i)_j of pattern i's variable j = cls[ci, p].
 
-    (K B)_i is read from row ``row`` of the engine's outputs U = K [Z, Z 1]: u_j = U_j - s U_L.
+    (K B)_i is read from row ``row`` of the engine's outputs U = K [Z, Z 1] (u_j = U_j - s U_L)
+    or U = K Z (u_j = U_j - s sum_k U_k): ``row_shift``.
     """
-    L = lin.shape[1]
-    s = shift * U[row, L] if shift != 0.0 else 0.0
+    s = row_shift(U, row, shift, lin.shape[1])
     if kind == SIGN or kind == LLW:  # S_i = diag(y_i) or -I
         for p in range(n):
             j = cls[ci, p]
@@ -428,18 +443,21 @@ def pattern_transpose(kind: int, V: np.ndarray, y_index: np.ndarray) -> np.ndarr
     return V[np.arange(V.shape[0]), y_index][:, None] - V
 
 
-def state_coef(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float) -> np.ndarray:
-    """The engine's coefficients [Z, Z 1] (just Z when M = I), so that its outputs are
-    K state_coef."""
+def state_coef(
+    kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float, sum_column: bool = True
+) -> np.ndarray:
+    """The engine's coefficients [Z, Z 1] (just Z when M = I or without ``sum_column``), so that
+    its outputs are K state_coef."""
     Z, _ = dual_vectors(kind, alpha, y_index, c)
-    if state_width(kind, c, alpha.shape[1]) == alpha.shape[1]:
+    if state_width(kind, c, alpha.shape[1], sum_column) == alpha.shape[1]:
         return Z
     return np.column_stack([Z, Z.sum(axis=1)])
 
 
 def outputs_of_state(U: np.ndarray, kind: int, c: float, L: int) -> np.ndarray:
-    """K B (N, L) from the engine's outputs U = K [Z, Z 1]."""
+    """K B (N, L) from the engine's outputs U = K [Z, Z 1] or U = K Z."""
     shift = output_shift(kind, c, L)
     if shift == 0.0:
         return U[:, :L]
-    return U[:, :L] - shift * U[:, L:]
+    sums = U[:, L:] if U.shape[1] > L else U.sum(axis=1, keepdims=True)
+    return U[:, :L] - shift * sums

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from msvm.fast.patterns import CS, LLW, SIGN, WW, box_rank_one, sort_small_pairs
+from msvm.fast.patterns import CS, LLW, SIGN, WW, box_rank_one, row_shift, sort_small_pairs
 
 
 @nb.njit(cache=True, inline="always")
@@ -65,10 +65,9 @@ def admissible(kind, y_i, y_q):
 
 @nb.njit(cache=True, inline="always")
 def variable_gradient(kind, U, q, j, y_q, shift, lin):
-    """The dual gradient of pattern q's variable j from the outputs U = K [Z, Z 1] (the sum
-    column last when shift != 0; ``patterns.pattern_gradient`` for one variable)."""
-    L = lin.shape[1]
-    s = shift * U[q, L] if shift != 0.0 else 0.0
+    """The dual gradient of pattern q's variable j from the engine's outputs
+    (``patterns.pattern_gradient`` for one variable)."""
+    s = row_shift(U, q, shift, lin.shape[1])
     if kind == SIGN:
         u = U[q, j] - s
         return lin[q, j] - u if j == y_q else lin[q, j] + u

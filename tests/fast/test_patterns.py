@@ -23,6 +23,7 @@ from msvm.fast.patterns import (
     state_coef,
     state_width,
 )
+from msvm.fast.transfer import variable_gradient
 
 
 def objective(d, g, k, c, v):
@@ -124,10 +125,12 @@ def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
     assert budget_violation(L, g0, alpha, hi) > 0.1
 
 
+@pytest.mark.parametrize("sum_column", [True, False])
 @pytest.mark.parametrize("kind, c", [(SIGN, 0.1), (SIGN, 0.25), (LLW, 0.25), (WW, -1.0)])
-def test_pattern_gradient_reads_the_outputs(kind, c):
-    """The engine keeps K [Z, Z 1]: the dual gradient lin - S^T (K B) read from it equals the one
-    computed here from K B directly."""
+def test_pattern_gradient_reads_the_outputs_with_or_without_the_sum_column(kind, c, sum_column):
+    """The kernel path keeps U = K Z and sums its row, the explicit-weights path keeps the sum
+    column K Z 1: both give the dual gradient lin - S^T (K B) computed here from K B directly,
+    and so does the transfers' one-variable reading (transfer.variable_gradient)."""
     rng = np.random.default_rng(3)
     N, L = 7, 4
     A = rng.normal(size=(N, 3))
@@ -137,10 +140,13 @@ def test_pattern_gradient_reads_the_outputs(kind, c):
     lin = rng.normal(size=(N, L))
     _, B = dual_vectors(kind, alpha, y_index, c)
     expected = lin - pattern_transpose(kind, K @ B, y_index)
-    U = np.asfortranarray(K @ state_coef(kind, alpha, y_index, c))
-    assert U.shape[1] == state_width(kind, c, L)
+    U = np.asfortranarray(K @ state_coef(kind, alpha, y_index, c, sum_column))
+    assert U.shape[1] == state_width(kind, c, L, sum_column)
     np.testing.assert_allclose(outputs_of_state(U, kind, c, L), K @ B, atol=1e-12)
     every, g = np.arange(L).reshape(1, L), np.empty(L)
     for i in range(N):
         pattern_gradient(kind, U, i, output_shift(kind, c, L), lin, i, y_index[i], every, 0, L, g)
         np.testing.assert_allclose(g, expected[i], atol=1e-12)
+        for j in range(L):
+            one = variable_gradient(kind, U, i, j, y_index[i], output_shift(kind, c, L), lin)
+            assert one == pytest.approx(expected[i, j], abs=1e-12)
