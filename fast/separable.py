@@ -40,6 +40,10 @@ INV_K_ZERO = 1e300
 # at least PAIR_REACH (0.25: correlation 0.5, as ``transfer.REACH``): for weakly coupled pairs
 # two single steps do as well, and the scan is then one comparison per variable.
 PAIR_REACH = 0.25
+# ... and only once a class has taken PAIRS_AFTER N single steps: a well-conditioned class is
+# solved before, and there the scan costs more than it saves (vehicle, gamma = scale, C = 1:
+# 26 % slower with pairs from the first step).
+PAIRS_AFTER = 1
 
 
 @nb.njit(cache=True, fastmath=True)
@@ -217,7 +221,9 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
             continue
         n = active[best]
         col = get_column(source, n)
-        partner, d_best, d_partner = best_pair(state, active, m, best, col, offset)
+        partner, d_best, d_partner = -1, 0.0, 0.0
+        if steps >= PAIRS_AFTER * N:  # a class that takes this long is ill-conditioned
+            partner, d_best, d_partner = best_pair(state, active, m, best, col, offset)
         for which in range(2 if partner >= 0 else 1):
             v = best if which == 0 else partner
             d = d_best if which == 0 else d_partner
