@@ -14,6 +14,7 @@ in numba and the least recently used one is evicted.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,37 @@ def _finish(dot: float, sq_i: float, sq_j: float, kind: int, gamma: float, degre
     return (gamma * dot + coef0) ** degree
 
 
+# exp(v) for v <= 0 as v = k ln 2 + r, |r| <= ln 2 / 2: 2^k from its bits, exp(r) by its Taylor
+# polynomial of degree 13 (remainder below 2e-16 relative).  Written branch-free so that the
+# loop vectorises: numba's np.exp calls libm once per entry (measured, 16 000 entries: 70 us
+# against 17 us; largest difference 0.99 ulp), and the exponential was 40 % of an RBF column.
+LOG2E = 1.4426950408889634
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+EXP_FLOOR = -708.0  # below it exp underflows to denormals: taken as 0 (exp(-708) = 3.3e-308)
+EXP_TAYLOR = np.array([1.0 / math.factorial(n) for n in range(13, -1, -1)])
+EXP_BLOCK = 512
+
+
+@nb.njit(cache=True, fastmath={"contract"})
+def exp_nonpositive(x):
+    """x[j] = exp(x[j]) in place, for x[j] <= 0 (0 below EXP_FLOOR)."""
+    scale = np.empty(EXP_BLOCK)
+    scale_bits = scale.view(np.int64)
+    for start in range(0, x.size, EXP_BLOCK):
+        block = x[start : start + EXP_BLOCK]
+        for j in range(block.size):
+            v = max(block[j], EXP_FLOOR)
+            k = np.floor(v * LOG2E + 0.5)
+            r = (v - k * LN2_HI) - k * LN2_LO
+            p = EXP_TAYLOR[0]
+            for c in EXP_TAYLOR[1:]:
+                p = p * r + c
+            scale_bits[j] = (np.int64(k) + 1023) << 52  # 2^k
+            block[j] = p if block[j] >= EXP_FLOOR else 0.0
+        for j in range(block.size):
+            block[j] *= scale[j]
+
+
 @nb.njit(cache=True)
 def dense_column(XT, sq_norms, i, kind, gamma, degree, coef0, out):
     """out[j] = k(x_j, x_i) for dense data held transposed, XT = X^T (d, N) C-contiguous.
@@ -51,7 +83,18 @@ def dense_column(XT, sq_norms, i, kind, gamma, degree, coef0, out):
         a = XT[f, i]
         for j in range(n):
             out[j] += XT[f, j] * a
-    for j in range(n):
+    finish_column(out, sq_norms, i, kind, gamma, degree, coef0)
+
+
+@nb.njit(cache=True)
+def finish_column(out, sq_norms, i, kind, gamma, degree, coef0):
+    """The kernel values from the dot products x_j . x_i in ``out`` (RBF: ``exp_nonpositive``)."""
+    if kind == 1:
+        for j in range(out.size):
+            out[j] = -gamma * max(sq_norms[i] + sq_norms[j] - 2.0 * out[j], 0.0)
+        exp_nonpositive(out)
+        return
+    for j in range(out.size):
         out[j] = _finish(out[j], sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
 
 
@@ -65,9 +108,10 @@ def csr_column(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree,
         dot = 0.0
         for p in range(indptr[j], indptr[j + 1]):
             dot += data[p] * scratch[indices[p]]
-        out[j] = _finish(dot, sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
+        out[j] = dot
     for p in range(indptr[i], indptr[i + 1]):
         scratch[indices[p]] = 0.0
+    finish_column(out, sq_norms, i, kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)

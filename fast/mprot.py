@@ -34,7 +34,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from msvm.core.objectives import canonical_objective, multi_prototype_loss
 from msvm.core.validation import check_finite
 from msvm.fast.base import BaseMulticlassSVC, validate_training_data
-from msvm.fast.engine import DecompositionSolver
+from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
 from msvm.fast.patterns import CS, dual_vectors
@@ -74,7 +74,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         pass's largest V_p divided by log(t + e - 1) (our reading of logarithmic cooling).
     kernel, gamma, degree, coef0 : default "poly", 1.0, 1, 1.0
         The paper's linear kernel <x, y> + 1.
-    C, tol, max_iter, shrinking, cache_size, random_state, verbose : as for CrammerSingerSVC;
+    C, tol, max_iter, shrinking, cache_size, random_state, verbose : as for CrammerSingerSVC
+        (``max_iter`` counts the epochs of each static optimisation, or the sweeps of MProt's
+        optimisers; -1, the default, runs each until converged within libsvm's step budget);
         ``random_state`` seeds the initial assignment, the annealing draws and the visiting order.
 
     Attributes
@@ -97,7 +99,6 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     _single_variable_solvers = False
     _parameter_constraints = {
         **BaseMulticlassSVC._parameter_constraints,
-        "max_iter": [Interval(Integral, 1, None, closed="left")],  # sweeps of Figure 11 too
         "n_prototypes": [Interval(Integral, 1, None, closed="left")],
         "assignment": [StrOptions({"annealed", "greedy"})],
         "n_assignment_steps": [Interval(Integral, 0, None, closed="left")],
@@ -125,7 +126,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         degree=1,
         coef0=1.0,
         tol=1e-3,
-        max_iter=1000,
+        max_iter=-1,
         shrinking=True,
         cache_size=200,
         random_state=None,
@@ -236,8 +237,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         work = np.empty((5, P))  # rows 3-4: budget_rank_one's work (2P)
         method, criterion = OPTIMIZERS[self.optimizer], CRITERIA[self.pattern_selection]
         phi_v = 1e-3 * self.tol**2  # OptimizeOnPattern's tolerance on the gain
-        first = None
-        for sweep in range(1, self.max_iter + 1):
+        first, steps_left = None, step_budget(self.max_iter, N)
+        for sweep in range(1, epoch_limit(self.max_iter) + 1):
             pattern_values(0, assigned, negative, U, alpha, C, kdiag, kkt, work)
             self.kkt_violation_ = kkt.max()
             if self.kkt_violation_ <= self.tol or (stop is not None and stop()):
@@ -253,6 +254,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             selected = np.flatnonzero(values > theta)
             if selected.size == 0:
                 selected = np.array([np.argmax(values)])
+            if steps_left < selected.size:
+                break
+            steps_left -= selected.size
             for p in rng.permutation(selected):
                 optimize_on_pattern(
                     method, p, assigned[p], negative, source, U, alpha, C, kdiag[p], phi_v, 1000
@@ -260,14 +264,18 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         else:  # max_iter sweeps, each selecting and optimising: is the last one's result at tol?
             pattern_values(0, assigned, negative, U, alpha, C, kdiag, kkt, work)
             self.kkt_violation_ = kkt.max()
-            if self.kkt_violation_ > self.tol:
-                warnings.warn(
-                    f"The {self.optimizer!r} optimizer stopped with a KKT violation of "
-                    f"{self.kkt_violation_:.2e} > tol={self.tol:g}: max_iter={self.max_iter} "
-                    "sweeps were run; increase max_iter.",
-                    ConvergenceWarning,
-                    stacklevel=3,
-                )
+        if self.kkt_violation_ > self.tol and (stop is None or not stop()):
+            why = (
+                f"max_iter=-1 spent its budget of {step_budget(-1, N):.0f} pattern steps"
+                if self.max_iter == -1
+                else f"max_iter={self.max_iter} sweeps were run; increase max_iter"
+            )
+            warnings.warn(
+                f"The {self.optimizer!r} optimizer stopped with a KKT violation of "
+                f"{self.kkt_violation_:.2e} > tol={self.tol:g}: {why}.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
         self.n_iter_ += sweep
 
     def _new_assignment(self, F, y_index, proto_class, assigned, C, t, rng):

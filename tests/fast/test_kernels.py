@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from msvm.core.kernels import kernel_matrix
-from msvm.fast.kernels import column_source, get_column
+from msvm.fast.kernels import EXP_FLOOR, column_source, exp_nonpositive, get_column
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -24,3 +24,19 @@ def test_columns_on_demand_equal_the_gram_matrix(kernel, gamma, degree, coef0, s
     assert source[7].shape[0] < X.shape[0]
     for i in rng.permutation(np.tile(np.arange(40), 2)):
         np.testing.assert_allclose(get_column(source, i), K[:, i], rtol=1e-12, atol=1e-12)
+
+
+def test_vectorised_exponential_is_within_one_ulp_of_numpys():
+    """exp_nonpositive (range reduction and a Taylor polynomial, for the RBF columns) against
+    numpy's exp over the whole range a Gaussian kernel produces, and at its edges."""
+    rng = np.random.default_rng(0)
+    edges = [0.0, -0.0, -1e-300, -1e-12, -0.5 * np.log(2), -708.0, -708.0001, -745.2, -1e6]
+    x = np.concatenate([edges, -rng.uniform(0, 708, 200_001), -rng.exponential(1, 100_000)])
+    y = x.copy()
+    exp_nonpositive(y)
+    expected = np.exp(x)
+    normal = x >= EXP_FLOOR
+    ulps = np.abs(y[normal] - expected[normal]) / np.spacing(expected[normal])
+    assert ulps.max() <= 1.0
+    assert np.all(y[~normal] == 0.0)  # underflow: exp(-708) = 3.3e-308 is the least kept
+    assert y[0] == 1.0 and y[1] == 1.0
