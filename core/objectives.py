@@ -63,7 +63,9 @@ def crammer_singer_loss(F, y_index, cost=None, rescaling="margin", weights=None)
 def lee_lin_wahba_loss(F, y_index, weights=None):
     """ISVM Table 1 (Lee, Lin & Wahba): sum_i sum_{j != y_i} max(0, f_j(x_i) + 1/(L-1))."""
     L = F.shape[1]
-    return _total(np.where(_negatives(F, y_index), np.maximum(0.0, F + 1.0 / (L - 1)), 0.0), weights)
+    return _total(
+        np.where(_negatives(F, y_index), np.maximum(0.0, F + 1.0 / (L - 1)), 0.0), weights
+    )
 
 
 def multi_prototype_loss(F, prototype_index, prototype_class, y_index, weights=None):

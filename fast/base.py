@@ -78,6 +78,38 @@ def weighted_bounds(hi, weights):
     return hi if weights is None else hi * weights[:, None]
 
 
+_EQUIVALENCE = (
+    "sample_weight is equivalent to repeating samples only up to the solver's tol and at a "
+    "fixed gamma: gamma='scale' is resolved on X, whose variance repeating rows changes (SVC "
+    "fails this check for the same reason); tests/fast/test_weights.py checks the equivalence "
+    "at gamma=0.5, tol=1e-8."
+)
+
+
+def expected_failed_checks(estimator) -> dict:
+    """scikit-learn checks that a fast estimator is expected to fail, with the reason
+    (``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``)."""
+    if type(estimator).__name__ == "MKPMClassifier":
+        reason = "MKPMClassifier takes constant sample weights only (a ValueError otherwise)."
+        return {
+            "check_sample_weight_equivalence_on_dense_data": reason,
+            "check_sample_weights_not_overwritten": reason,
+        }
+    expected = {
+        "check_sample_weight_equivalence_on_dense_data": _EQUIVALENCE,
+        "check_sample_weight_equivalence_on_sparse_data": _EQUIVALENCE,
+    }
+    linear = estimator.kernel == "linear" or (estimator.kernel == "poly" and estimator.degree == 1)
+    if linear:
+        expected["check_class_weight_classifiers"] = (
+            "The check asks a linear model to predict class 0 on 87 % of make_blobs' points "
+            "with class_weight {0: 1000, others: 1e-4}; without a bias (or with the bias "
+            "regularised, kernel <x, y> + 1) the decision regions are cones at the origin "
+            "and cannot (InhibitorySVC converged: 54 %; SVC and LinearSVC fit an intercept)."
+        )
+    return expected
+
+
 def support_counts(support, y_index, n_classes):
     """``n_support_``: how many support patterns (a non-zero dual variable) each class has."""
     return np.bincount(y_index[support], minlength=n_classes).astype(np.int32)

@@ -347,6 +347,4 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         return self._cost(L)[y_index] * free, free
 
     def _loss(self, F, y_index, weights=None):
-        return objectives.crammer_singer_loss(
-            F, y_index, self._cost(F.shape[1]), weights=weights
-        )
+        return objectives.crammer_singer_loss(F, y_index, self._cost(F.shape[1]), weights=weights)

@@ -43,8 +43,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from msvm.core.coding import one_vs_all_code
 from msvm.core.kernels import kernel_matrix
-from msvm.core.validation import check_finite, gram_eigh
-from msvm.core.validation import check_sample_weight
+from msvm.core.validation import check_finite, check_sample_weight, gram_eigh
 from msvm.fast.base import support_counts, validate_training_data
 
 _EIGEN_CUTOFF = 1e-10
@@ -317,7 +316,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         weights = check_sample_weight(sample_weight, y_index.size, y_index)
         if weights is not None and np.ptp(weights) > 0:
             raise ValueError(
-                "MKPMClassifier does not support non-uniform sample weights: its dynamic "
+                "MKPMClassifier does not support non-uniform sample weights (weights that differ "
+                "between samples or classes): its dynamic "
                 "programme (MKPM Proposition 1) and leave-one-out are those of the unweighted "
                 "least-squares fit.  Pass sample_weight=None (or a constant)."
             )

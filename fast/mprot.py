@@ -316,7 +316,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         check_finite("The fit", primal)
         self.objective_ = primal
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
-        self.n_support_ = support_counts(self.support_, y_index, proto_class.size // self.n_prototypes)
+        self.n_support_ = support_counts(
+            self.support_, y_index, proto_class.size // self.n_prototypes
+        )
         self._sv_coef = B[self.support_]
         self.support_vectors_ = (
             np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]

@@ -16,7 +16,9 @@ whose stationarity condition is the closed form again.  Decoding: argmax_t <f(x)
 With sample weights s_i the loss is C sum_i s_i ||y_i - f(x_i)||^2; the conjugate of its term
 is <a, y> + ||a||^2 / (4 C s_i) for s_i > 0 and forces a_i = 0 for s_i = 0, so the dual is
 
-    max_A  sum_i <a_i, y_i> - sum_{s_i > 0} ||a_i||^2 / (4 C s_i) - 1/2 tr(A^T K A),  a_i = 0 (s_i = 0)
+    max_A  sum_i <a_i, y_i> - sum_{s_i > 0} ||a_i||^2 / (4 C s_i) - 1/2 tr(A^T K A)
+
+with a_i = 0 where s_i = 0,
 
 and the closed form (K_PP + diag(1 / (2 C s_P))) B_P = Y_P on the patterns P of positive weight.
 """
@@ -74,9 +76,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
         penalty = cp.sum_squares(cp.multiply(scale[:, None], A))  # sum ||a_i||^2 / (4 C s_i)
         if np.any(s == 0):
             constraints = [A[s == 0] == 0]
-    objective = cp.Maximize(
-        cp.sum(cp.multiply(A, Yc)) - penalty - 0.5 * cp.sum_squares(p.R.T @ A)
-    )
+    objective = cp.Maximize(cp.sum(cp.multiply(A, Yc)) - penalty - 0.5 * cp.sum_squares(p.R.T @ A))
     problem, elapsed = solve(objective, constraints, solver)
     return certified(
         Solution(

@@ -50,7 +50,9 @@ def primal(
     F = add_bias(p.R @ W, b)
     regulariser = 0.5 * cp.sum_squares(W)
     pairwise = differences(F, p.y_index, rows, cols) >= margin - eta
-    problem, elapsed = solve(cp.Minimize(regulariser + p.loss_sum(eta, rows)), [eta >= 0, pairwise], solver)
+    problem, elapsed = solve(
+        cp.Minimize(regulariser + p.loss_sum(eta, rows)), [eta >= 0, pairwise], solver
+    )
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = pairwise.dual_value
     return certified(
