@@ -21,9 +21,11 @@ def _true_score(F: np.ndarray, y_index: np.ndarray) -> np.ndarray:
 def _total(terms: np.ndarray, weights=None) -> float:
     """sum_i s_i terms_i (the weighted loss: pattern i's term times its weight s_i, ``weights``
     of shape (N,); None is every s_i = 1).  ``terms`` is (N,) or (N, m), summed over a row."""
+    if weights is None:  # the unweighted sum exactly as before weights existed (bit for bit)
+        return float(terms.sum())
     if terms.ndim == 2:
         terms = terms.sum(axis=1)
-    return float(terms.sum() if weights is None else np.dot(weights, terms))
+    return float(np.dot(weights, terms))
 
 
 def _negatives(F: np.ndarray, y_index: np.ndarray) -> np.ndarray:
@@ -41,6 +43,8 @@ def hinge_per_class_loss(F, y_index, weights=None):
 def weston_watkins_loss(F, y_index, margin=1.0, weights=None):
     """ISVM (5.1)/(E.1), Lecture Sum-SVM: sum_i sum_{j != y_i} max(0, margin - f_yi + f_j)."""
     gaps = margin - (_true_score(F, y_index)[:, None] - F)
+    if weights is None:
+        return float(np.maximum(0.0, gaps)[_negatives(F, y_index)].sum())
     return _total(np.where(_negatives(F, y_index), np.maximum(0.0, gaps), 0.0), weights)
 
 
@@ -63,6 +67,8 @@ def crammer_singer_loss(F, y_index, cost=None, rescaling="margin", weights=None)
 def lee_lin_wahba_loss(F, y_index, weights=None):
     """ISVM Table 1 (Lee, Lin & Wahba): sum_i sum_{j != y_i} max(0, f_j(x_i) + 1/(L-1))."""
     L = F.shape[1]
+    if weights is None:
+        return float(np.maximum(0.0, F + 1.0 / (L - 1))[_negatives(F, y_index)].sum())
     return _total(
         np.where(_negatives(F, y_index), np.maximum(0.0, F + 1.0 / (L - 1)), 0.0), weights
     )
