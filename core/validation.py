@@ -195,3 +195,62 @@ def gram_eigh(K: np.ndarray):
         ) from None
     check_finite("The Gram matrix's eigendecomposition", s, V)
     return s, V
+
+
+def check_sample_weight(sample_weight, n_samples: int, y_index=None, class_weight=None):
+    """The per-pattern loss weights s_i = sample_weight_i * class_weight[y_i] (shape (n,)).
+
+    ``sample_weight``: None (ones) or an array-like of n_samples finite values >= 0;
+    ``class_weight``: None, "balanced" or a dict {class index: weight} (the estimators map their
+    labels to indices, ``class_weight_vector``).  A pattern of weight 0 is allowed (its dual
+    variables get the bound 0: it does not enter the fit); all weights 0 is refused, as are a
+    wrong length, negative entries, NaN and inf, each with a ValueError that names the problem.
+    Returns None when every weight is 1, so that an unweighted fit stays bit for bit what it was.
+    """
+    if sample_weight is None:
+        s = np.ones(n_samples)
+    else:
+        if isinstance(sample_weight, numbers.Number):
+            raise ValueError(
+                f"sample_weight must be an array of shape ({n_samples},), got the scalar "
+                f"{sample_weight!r}."
+            )
+        s = check_array(
+            sample_weight, ensure_2d=False, dtype=np.float64, ensure_all_finite=False,
+            input_name="sample_weight",
+        )  # fmt: skip
+        if s.ndim != 1 or s.shape[0] != n_samples:
+            raise ValueError(
+                f"sample_weight must have shape ({n_samples},) (one weight per sample), "
+                f"got shape {s.shape}."
+            )
+        if not np.all(np.isfinite(s)):
+            raise ValueError("sample_weight must be finite: it contains NaN or inf.")
+        if np.any(s < 0):
+            raise ValueError(
+                f"sample_weight must be non-negative; got {int(np.sum(s < 0))} negative "
+                f"value(s), the smallest {float(s.min()):g}."
+            )
+        s = s.copy()
+    if class_weight is not None:
+        s = s * np.asarray(class_weight, dtype=np.float64)[y_index]
+    if not np.any(s > 0):
+        raise ValueError(
+            "sample_weight (times class_weight) is zero for every sample: there is nothing to fit."
+        )
+    return None if np.all(s == 1.0) else s
+
+
+def class_weight_vector(class_weight, classes, y_index) -> np.ndarray | None:
+    """The weight of each class (in ``classes`` order) for ``class_weight`` as in scikit-learn's
+    SVC: None, a dict {label: weight} (labels not named weigh 1), or "balanced",
+    n_samples / (n_classes * bincount(y)) (``sklearn.utils.class_weight.compute_class_weight``).
+    """
+    if class_weight is None:
+        return None
+    from sklearn.utils.class_weight import compute_class_weight
+
+    weights = compute_class_weight(class_weight, classes=classes, y=classes[y_index])
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise ValueError("class_weight must be finite and non-negative.")
+    return weights

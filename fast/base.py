@@ -24,6 +24,8 @@ from msvm.core.validation import (
     check_finite,
     check_gram,
     check_labels,
+    check_sample_weight,
+    class_weight_vector,
     resolve_kernel,
 )
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
@@ -60,6 +62,59 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     return X, y_index
 
 
+def loss_weights(estimator, sample_weight, y_index):
+    """s_i = sample_weight_i * class_weight[y_i] for a fit (``core.validation.check_sample_weight``:
+    a ValueError for a wrong length, negative, NaN or inf entries, or every weight zero), or None
+    when every s_i is 1 (an unweighted fit runs exactly as before).  Stored as ``_weights``."""
+    class_weight = class_weight_vector(estimator.class_weight, estimator.classes_, y_index)
+    estimator._weights = check_sample_weight(sample_weight, y_index.size, y_index, class_weight)
+    return estimator._weights
+
+
+def weighted_bounds(hi, weights):
+    """The dual's upper bounds C s_i (times the machine's own factor) of pattern i: row i of
+    ``hi`` times s_i.  A pattern of weight 0 gets bound 0, every variable fixed at 0 (as a
+    leave-one-out fold fixes the left-out pattern's, ``msvm.fast.loo``)."""
+    return hi if weights is None else hi * weights[:, None]
+
+
+_EQUIVALENCE = (
+    "sample_weight is equivalent to repeating samples only up to the solver's tol and at a "
+    "fixed gamma: gamma='scale' is resolved on X, whose variance repeating rows changes (SVC "
+    "fails this check for the same reason); tests/fast/test_weights.py checks the equivalence "
+    "at gamma=0.5, tol=1e-8."
+)
+
+
+def expected_failed_checks(estimator) -> dict:
+    """scikit-learn checks that a fast estimator is expected to fail, with the reason
+    (``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``)."""
+    if type(estimator).__name__ == "MKPMClassifier":
+        reason = "MKPMClassifier takes constant sample weights only (a ValueError otherwise)."
+        return {
+            "check_sample_weight_equivalence_on_dense_data": reason,
+            "check_sample_weights_not_overwritten": reason,
+        }
+    expected = {
+        "check_sample_weight_equivalence_on_dense_data": _EQUIVALENCE,
+        "check_sample_weight_equivalence_on_sparse_data": _EQUIVALENCE,
+    }
+    linear = estimator.kernel == "linear" or (estimator.kernel == "poly" and estimator.degree == 1)
+    if linear:
+        expected["check_class_weight_classifiers"] = (
+            "The check asks a linear model to predict class 0 on 87 % of make_blobs' points "
+            "with class_weight {0: 1000, others: 1e-4}; without a bias (or with the bias "
+            "regularised, kernel <x, y> + 1) the decision regions are cones at the origin "
+            "and cannot (InhibitorySVC converged: 54 %; SVC and LinearSVC fit an intercept)."
+        )
+    return expected
+
+
+def support_counts(support, y_index, n_classes):
+    """``n_support_``: how many support patterns (a non-zero dual variable) each class has."""
+    return np.bincount(y_index[support], minlength=n_classes).astype(np.int32)
+
+
 class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     """Common parameters and fitting of the multiclass SVMs solved by ``msvm.fast``."""
 
@@ -79,6 +134,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "eta": [Interval(Real, 0, 1, closed="right")],
+        "class_weight": [StrOptions({"balanced"}), dict, None],
     }
     _kind: int
     _single_variable_solvers = True  # ISVM Algorithms 1 and 2 apply (box-constrained duals)
@@ -101,6 +157,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        class_weight=None,
     ):
         self.C = C
         self.kernel = kernel
@@ -117,6 +174,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.warm_start = warm_start
         self.eta = eta
+        self.class_weight = class_weight
 
     # -- what a machine supplies: _kind, _dual_terms(y_index, L) -> (lin, free mask), and
     # _loss(F, y_index); optionally _inhibition(L) and _biased_terms(lin0, b, y_index). --------
@@ -128,16 +186,25 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
     def _fit_intercept(self) -> bool:
         return bool(getattr(self, "fit_intercept", False))
 
-    def _initial_alpha(self, shape, C):
+    def _initial_alpha(self, hi, C):
+        """Zeros, or with ``warm_start`` the previous dual variables scaled by C / C_previous
+        (alpha seeding along a C path), clipped to the new bounds ``hi`` (new weights too)."""
+        shape = hi.shape
         if self.warm_start and hasattr(self, "dual_coef_") and self.dual_coef_.shape == shape:
-            return np.minimum(self.dual_coef_ * (C / self._fitted_C), C)  # alpha seeding, C path
+            return np.minimum(self.dual_coef_ * (C / self._fitted_C), hi)
         return np.zeros(shape)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the machine to training data ``X`` (dense or CSR; Gram matrix if precomputed)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the machine to training data ``X`` (dense or CSR; Gram matrix if precomputed).
+
+        ``sample_weight`` (n_samples,), default None: the loss term of pattern i is multiplied by
+        s_i = sample_weight_i * class_weight[y_i], which in the dual is the per-pattern bound
+        C s_i (0 <= alpha_ij <= C s_i; for Crammer-Singer the budget sum_j alpha_ij <= C s_i).
+        """
         X, y_index = validate_training_data(self, X, y)
         self._y_index = y_index
+        weights = loss_weights(self, sample_weight, y_index)
         L = self.classes_.size
         if self.solver != "dcd" and not self._single_variable_solvers:
             raise ValueError(f"solver={self.solver!r} is not available for {type(self).__name__}.")
@@ -146,8 +213,8 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         C = float(self.C)
         c = self._inhibition(L)
         lin0, free = self._dual_terms(y_index, L)
-        hi = self._upper_bounds(C, free)
-        alpha = self._initial_alpha(free.shape, C) * free
+        hi = weighted_bounds(self._upper_bounds(C, free), weights)
+        alpha = self._initial_alpha(hi, C) * free
         reuse_bias = self._fit_intercept() and self.warm_start
         previous = getattr(self, "intercept_", np.zeros(0))
         b = previous.copy() if reuse_bias and previous.shape == (L,) else np.zeros(L)
@@ -214,6 +281,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         check_finite("The fit", self.objective_, self.dual_objective_, F)
         self.relative_gap_ = (self.objective_ - self.dual_objective_) / abs(self.objective_)
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
+        self.n_support_ = support_counts(self.support_, y_index, L)
         self._sv_coef = B[self.support_]
         if self.kernel == "precomputed":
             self.support_vectors_ = np.empty((0, 0))
@@ -239,7 +307,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
 
     def _objectives(self, norm_sq, F, alpha, lin0, y_index, C):
         """Canonical primal 1/2 ||w||^2 + C loss(F) and dual sum lin alpha - 1/2 ||w||^2."""
-        primal = canonical_objective(norm_sq, self._loss(F, y_index), C)
+        primal = canonical_objective(norm_sq, self._loss(F, y_index, self._weights), C)
         return primal, float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
 
     def _bias_penalty(self, X, linear, C) -> float:

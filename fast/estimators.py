@@ -56,11 +56,19 @@ _DOC_PARAMETERS = """
         Start from the previous solution (dual variables scaled by C_new / C_old).
     eta : float in (0, 1], default=0.5
         eta_eff of ISVM (8.5), used by solver="sgd".
+    class_weight : dict, "balanced" or None, default=None
+        As in scikit-learn's SVC: the loss of a pattern of class k is multiplied by
+        class_weight[k] ("balanced": n_samples / (n_classes * count of k)), i.e. its dual bound
+        is C class_weight[k]; combined with ``fit``'s ``sample_weight`` by product.
+
+    fit(X, y, sample_weight=None): ``sample_weight`` multiplies pattern i's loss term by s_i
+    (the dual bound C s_i); a weight 0 takes the pattern out of the fit.
 
     Attributes
     ----------
     classes_ : labels; dual_coef_ : (n_samples, n_classes) dual variables alpha_ij
     support_, support_vectors_ : patterns with a non-zero dual variable
+    n_support_ : (n_classes,) int32, how many of them each class has (as SVC's)
     coef_ : (n_classes, n_features), linear kernel only; intercept_ : (n_classes,)
     objective_, dual_objective_ : canonical primal and dual values at the solution
     relative_gap_ : (objective_ - dual_objective_) / |objective_|
@@ -85,8 +93,8 @@ class OneVsAllSVC(BaseMulticlassSVC):
     def _dual_terms(self, y_index, L):
         return np.ones((y_index.size, L)), np.ones((y_index.size, L))
 
-    def _loss(self, F, y_index):
-        return objectives.hinge_per_class_loss(F, y_index)
+    def _loss(self, F, y_index, weights=None):
+        return objectives.hinge_per_class_loss(F, y_index, weights)
 
 
 class InhibitorySVC(OneVsAllSVC):
@@ -136,6 +144,7 @@ class InhibitorySVC(OneVsAllSVC):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        class_weight=None,
     ):
         super().__init__(
             C=C,
@@ -153,6 +162,7 @@ class InhibitorySVC(OneVsAllSVC):
             verbose=verbose,
             warm_start=warm_start,
             eta=eta,
+            class_weight=class_weight,
         )
         self.mu = mu
 
@@ -178,8 +188,8 @@ class LeeLinWahbaSVC(BaseMulticlassSVC):
         free = 1.0 - one_hot(y_index, L)
         return free / (L - 1), free
 
-    def _loss(self, F, y_index):
-        return objectives.lee_lin_wahba_loss(F, y_index)
+    def _loss(self, F, y_index, weights=None):
+        return objectives.lee_lin_wahba_loss(F, y_index, weights)
 
 
 class WestonWatkinsSVC(BaseMulticlassSVC):
@@ -224,6 +234,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        class_weight=None,
     ):
         super().__init__(
             C=C,
@@ -241,6 +252,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
             verbose=verbose,
             warm_start=warm_start,
             eta=eta,
+            class_weight=class_weight,
         )
         self.fit_intercept = fit_intercept
         self.margin = margin
@@ -253,8 +265,8 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         # margin - (b_{y_i} - b_j) on the negatives
         return lin0 - (b[y_index][:, None] - b[None, :]) * (lin0 > 0)
 
-    def _loss(self, F, y_index):
-        return objectives.weston_watkins_loss(F, y_index, self.margin)
+    def _loss(self, F, y_index, weights=None):
+        return objectives.weston_watkins_loss(F, y_index, self.margin, weights)
 
 
 class CrammerSingerSVC(BaseMulticlassSVC):
@@ -299,6 +311,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        class_weight=None,
     ):
         super().__init__(
             C=C,
@@ -316,6 +329,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
             verbose=verbose,
             warm_start=warm_start,
             eta=eta,
+            class_weight=class_weight,
         )
         self.cost = cost
 
@@ -332,5 +346,5 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         free = 1.0 - one_hot(y_index, L)
         return self._cost(L)[y_index] * free, free
 
-    def _loss(self, F, y_index):
-        return objectives.crammer_singer_loss(F, y_index, self._cost(F.shape[1]))
+    def _loss(self, F, y_index, weights=None):
+        return objectives.crammer_singer_loss(F, y_index, self._cost(F.shape[1]), weights=weights)

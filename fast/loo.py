@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state, column_or_1d
 
 from msvm.core.kernels import kernel_matrix
-from msvm.fast.base import validate_training_data
+from msvm.fast.base import validate_training_data, weighted_bounds
 from msvm.fast.engine import (
     SKIP_FRACTION,
     WARM_KERNEL_PATH,
@@ -76,7 +76,9 @@ def gram_matrix(estimator, X, y):
     return K, y
 
 
-def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOneOutPath:
+def leave_one_out_path(
+    estimator, X, y, Cs, warm_start: bool = True, sample_weight=None
+) -> LeaveOneOutPath:
     """Leave-one-out predictions of a fast estimator (dcd solver, no bias) for every C in ``Cs``.
 
     The Gram matrix is computed once, so ``gamma="scale"`` / ``"auto"`` is resolved on all N
@@ -84,7 +86,9 @@ def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOne
     pattern that is the only one of its class is refitted from scratch: its fold is a machine
     with one class fewer, not the full dual with one pattern fixed.  ``warm_start=False``
     solves every full fit and every fold from alpha = 0 with the same machinery (the baseline
-    of ``benchmarks/loo.py``).
+    of ``benchmarks/loo.py``).  ``sample_weight`` (and the estimator's ``class_weight``) weigh
+    the patterns as in ``fit``; every fold keeps the full data's weights s_i (a "balanced"
+    class weight is not recomputed on the N - 1 patterns of a fold).
     """
     if getattr(estimator, "fit_intercept", False) or getattr(estimator, "solver", "dcd") != "dcd":
         raise ValueError("leave_one_out needs solver='dcd' and no fit_intercept.")
@@ -98,7 +102,7 @@ def leave_one_out_path(estimator, X, y, Cs, warm_start: bool = True) -> LeaveOne
     singletons = np.flatnonzero(counts[y_index] == 1)  # folds that lose their class
     predictions, steps, unconverged = [], 0, 0
     for C in Cs:
-        model.set_params(C=C).fit(K, y)
+        model.set_params(C=C).fit(K, y, sample_weight=sample_weight)
         fold_predictions, fold_steps, fold_unconverged = _folds(model, source, warm_start)
         labels = model.classes_[fold_predictions]
         for i in singletons:
@@ -114,13 +118,17 @@ def _refit_fold(model, K, y, i):
     rest = np.delete(np.arange(len(y)), i)
     if np.unique(y[rest]).size < 2:
         return y[rest][0]  # one class left: every prediction is that class
-    fold = clone(model).set_params(warm_start=False).fit(K[np.ix_(rest, rest)], y[rest])
+    fold = clone(model).set_params(warm_start=False, class_weight=None)
+    weights = None if model._weights is None else model._weights[rest]
+    if weights is not None and not np.any(weights > 0):
+        return y[rest][0]  # nothing left to fit: any class (the fold has no loss term)
+    fold.fit(K[np.ix_(rest, rest)], y[rest], sample_weight=weights)
     return fold.predict(K[i : i + 1, rest])[0]
 
 
-def leave_one_out(estimator, X, y, warm_start: bool = True):
+def leave_one_out(estimator, X, y, warm_start: bool = True, sample_weight=None):
     """Leave-one-out predictions at the estimator's own C: (predictions, engine steps)."""
-    path = leave_one_out_path(estimator, X, y, [estimator.C], warm_start)
+    path = leave_one_out_path(estimator, X, y, [estimator.C], warm_start, sample_weight)
     return path.predictions[0], path.steps
 
 
@@ -133,7 +141,7 @@ def _folds(model, source, warm_start: bool):
         raise ValueError("leave_one_out takes machines with one output per class.")
     c = model._inhibition(L)
     lin, free = model._dual_terms(y_index, L)
-    hi = model._upper_bounds(float(model.C), free)
+    hi = weighted_bounds(model._upper_bounds(float(model.C), free), model._weights)
     full_U = model._outputs(source, 0.0, full_alpha, y_index, c)
     if warm_start:
         full_S = state_coef(model._kind, full_alpha, y_index, c, sum_column=False)

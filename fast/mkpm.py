@@ -43,8 +43,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from msvm.core.coding import one_vs_all_code
 from msvm.core.kernels import kernel_matrix
-from msvm.core.validation import check_finite, gram_eigh
-from msvm.fast.base import validate_training_data
+from msvm.core.validation import check_finite, check_sample_weight, gram_eigh
+from msvm.fast.base import support_counts, validate_training_data
 
 _EIGEN_CUTOFF = 1e-10
 NYSTROEM_DEFAULT = 500  # landmarks when approximation="nystroem" and n_components is None
@@ -190,6 +190,14 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     allocation_path_ : (D+1, L) allocation for every total dimension d
     selected_dimension_ : d-hat; selection_errors_ : (D+1,) error rate used to choose it
     coef_ : (D, L) beta_kl in the kernel-PCA basis
+    support_, n_support_ : every training pattern, and the count of each class: the
+        least-squares fit (41) has no sparse dual, every pattern's target enters beta.
+
+    Sample weights: ``fit(X, y, sample_weight)`` accepts None or a constant weight (which does
+    not change a least-squares minimiser) and raises ValueError for any other: the dynamic
+    programme (20) needs the risks G*_l(d) of nested least-squares fits in one orthonormal
+    basis, and both that basis and the PRESS leave-one-out (``loo_misclassified``) are those of
+    the unweighted fit.  There is no ``class_weight`` parameter for the same reason.
     """
 
     _parameter_constraints: dict = {
@@ -298,9 +306,21 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         return wrong / Z.shape[0]
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit the regularisation path and choose the total dimension d."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the regularisation path and choose the total dimension d.
+
+        ``sample_weight``: None or a constant (see the class docstring); any other raises
+        ValueError, as does an invalid one (wrong length, negative, NaN or inf, all zero).
+        """
         X, y_index = validate_training_data(self, X, y, accept_sparse=False)
+        weights = check_sample_weight(sample_weight, y_index.size, y_index)
+        if weights is not None and np.ptp(weights) > 0:
+            raise ValueError(
+                "MKPMClassifier does not support non-uniform sample weights (weights that differ "
+                "between samples or classes): its dynamic "
+                "programme (MKPM Proposition 1) and leave-one-out are those of the unweighted "
+                "least-squares fit.  Pass sample_weight=None (or a constant)."
+            )
         rng = check_random_state(self.random_state)
         code = self._code(self.classes_.size)
         basis, G, risk, alloc, coef = self._path(X, y_index, code, rng)
@@ -308,6 +328,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self.risk_table_, self.risk_path_, self.allocation_path_, self.coef_ = G, risk, alloc, coef
         self.selection_errors_ = self._selection_errors(X, y_index, code, rng)
         self.selected_dimension_ = int(np.argmin(self.selection_errors_))
+        self.support_ = np.arange(y_index.size)
+        self.n_support_ = support_counts(self.support_, y_index, self.classes_.size)
         return self
 
     def _selection_errors(self, X, y_index, code, rng):

@@ -33,7 +33,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from msvm.core.objectives import canonical_objective, multi_prototype_loss
 from msvm.core.validation import check_finite
-from msvm.fast.base import BaseMulticlassSVC, validate_training_data
+from msvm.fast.base import (
+    BaseMulticlassSVC,
+    loss_weights,
+    support_counts,
+    validate_training_data,
+)
 from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
@@ -74,16 +79,23 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         pass's largest V_p divided by log(t + e - 1) (our reading of logarithmic cooling).
     kernel, gamma, degree, coef0 : default "poly", 1.0, 1, 1.0
         The paper's linear kernel <x, y> + 1.
-    C, tol, max_iter, shrinking, cache_size, random_state, verbose : as for CrammerSingerSVC
-        (``max_iter`` counts the epochs of each static optimisation, or the sweeps of MProt's
-        optimisers; -1, the default, runs each until converged within libsvm's step budget);
-        ``random_state`` seeds the initial assignment, the annealing draws and the visiting order.
+    C, tol, max_iter, shrinking, cache_size, random_state, verbose, class_weight : as for
+        CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, or the
+        sweeps of MProt's optimisers; -1, the default, runs each until converged within
+        libsvm's step budget); ``random_state`` seeds the initial assignment, the annealing
+        draws and the visiting order.
+
+    ``fit(X, y, sample_weight=None)``: pattern i's slack xi_i in (8) is weighted by
+    s_i = sample_weight_i * class_weight[y_i], so its budget in (11) is C s_i and its annealing
+    energy in (17) C s_i xi_i.  Only with ``optimizer="engine"`` (MProt's own optimisers are
+    written for one C; a ValueError says so).
 
     Attributes
     ----------
     prototype_class_ : (L q,) class of each prototype; assignment_ : (n_samples,) prototype of
     each pattern; primal_path_ : primal value after each assignment step; objective_ : best.
     dual_coef_ : (n_samples, L q) dual variables alpha_i^r of the negative prototypes.
+    support_, n_support_ : patterns with a non-zero dual variable, and their count per class.
 
     Examples
     --------
@@ -131,6 +143,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         cache_size=200,
         random_state=None,
         verbose=0,
+        class_weight=None,
     ):
         self.C = C
         self.kernel = kernel
@@ -151,12 +164,21 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.optimizer = optimizer
         self.pattern_selection = pattern_selection
         self.threshold = threshold
+        self.class_weight = class_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
-        """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed);
+        ``sample_weight`` weighs each pattern's slack (class docstring)."""
         X, y_index = validate_training_data(self, X, y)
+        weights = loss_weights(self, sample_weight, y_index)
+        if weights is not None and self.optimizer != "engine":
+            raise ValueError(
+                f"sample_weight and class_weight need optimizer='engine'; MProt's "
+                f"{self.optimizer!r} optimiser is written for one C shared by every pattern."
+            )
         L, q, C = self.classes_.size, int(self.n_prototypes), float(self.C)
+        self._bounds = C * (np.ones(y_index.size) if weights is None else weights)
         rng = check_random_state(self.random_state)
         self.n_iter_ = 0
         source = (
@@ -177,7 +199,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             current assignment or at ``loss_assignment`` (E(t+1) = P_pi(t+1)(alpha))."""
             Z, _ = dual_vectors(CS, alpha, assigned, 0.0)
             target = assigned if loss_assignment is None else loss_assignment
-            loss = multi_prototype_loss(U, target, proto_class, y_index)
+            loss = multi_prototype_loss(U, target, proto_class, y_index, weights)
             return canonical_objective(float(np.sum(Z * U)), loss, C)
 
         energy = primal()  # E(1) = P_pi(1)(0)
@@ -214,7 +236,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             CS,
             0.0,
             negative,
-            C * negative,
+            self._bounds[:, None] * negative,
             assigned,
             tol=self.tol,
             max_iter=self.max_iter,
@@ -284,7 +306,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         if self.assignment == "greedy":
             return np.argmin(xi, axis=1)
         T = self.T0 * (1.0 - self.tau) ** t
-        logits = -C * (xi - xi.min(axis=1, keepdims=True)) / T
+        excess = xi - xi.min(axis=1, keepdims=True)  # inf for the other classes' prototypes
+        own = np.isfinite(excess)
+        logits = np.where(own, -self._bounds[:, None] * np.where(own, excess, 0.0) / T, -np.inf)
         p = np.exp(logits)  # exp(-inf) = 0 for the other classes' prototypes
         p /= p.sum(axis=1, keepdims=True)
         cumulative = p.cumsum(axis=1)
@@ -300,6 +324,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         check_finite("The fit", primal)
         self.objective_ = primal
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
+        self.n_support_ = support_counts(
+            self.support_, y_index, proto_class.size // self.n_prototypes
+        )
         self._sv_coef = B[self.support_]
         self.support_vectors_ = (
             np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]

@@ -13,11 +13,17 @@ one variable per pattern, and its outputs are the decoding scores <f(x_i), a_t>.
 Squared loss.  (K + (n lambda / 2) I) C = Y with C = 1/(n lambda) on the canonical scale is
 (K + I / (2C)) B = Y; one eigendecomposition K = V diag(s) V^T gives B for any C as
 V diag(1 / (s + 1/(2C))) V^T Y (``coef_path``).
+
+Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i is kappa C s_i.
+Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
+B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
+weight (one Cholesky solve per C).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -26,7 +32,12 @@ from msvm.core import objectives
 from msvm.core.coding import one_hot, simplex_code
 from msvm.core.kernels import kernel_matrix
 from msvm.core.validation import check_finite, gram_eigh
-from msvm.fast.base import BaseMulticlassSVC, validate_training_data
+from msvm.fast.base import (
+    BaseMulticlassSVC,
+    loss_weights,
+    support_counts,
+    validate_training_data,
+)
 from msvm.fast.patterns import SIGN
 
 
@@ -39,7 +50,8 @@ class SimplexSVC(BaseMulticlassSVC):
     C : float, default=1.0
         Canonical scale 1/2 ||f||^2 + C sum(loss); the paper's lambda is 1/(n C).
     kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
-    warm_start : as for the other estimators (the hinge loss uses the engine).
+    warm_start, class_weight : as for the other estimators (the hinge loss uses the engine).
+    ``fit(X, y, sample_weight=None)`` multiplies pattern i's loss by s_i (module docstring).
 
     Attributes
     ----------
@@ -47,6 +59,7 @@ class SimplexSVC(BaseMulticlassSVC):
     dual_coef_ : (n_samples,) alpha for the hinge loss, f(x) = sum_k k(x, x_k) alpha_k y_k;
         (n_samples, n_classes - 1) coefficients C for the squared loss
     code_coef_ : coefficients c_k (rows of the support vectors) in code space
+    support_, n_support_ : patterns with a non-zero dual coefficient, and their count per class
     objective_, dual_objective_ : canonical primal and dual values (equal for the squared loss)
     """
 
@@ -73,6 +86,7 @@ class SimplexSVC(BaseMulticlassSVC):
         random_state=None,
         verbose=0,
         warm_start=False,
+        class_weight=None,
     ):
         self.loss = loss
         self.C = C
@@ -87,6 +101,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.class_weight = class_weight
 
     # the engine's problem for the hinge loss
     solver, selection, eta = "dcd", "cyclic", 0.5
@@ -104,26 +119,29 @@ class SimplexSVC(BaseMulticlassSVC):
     def _upper_bounds(self, C, free):
         return self._kappa(free.shape[1]) * C * free
 
-    def _initial_alpha(self, shape, C):
-        if self.warm_start and getattr(self, "_beta", np.zeros(0)).shape == shape:
-            return np.minimum(self._beta * (C / self._fitted_C), self._kappa(shape[1]) * C)
-        return np.zeros(shape)
+    def _initial_alpha(self, hi, C):
+        if self.warm_start and getattr(self, "_beta", np.zeros(0)).shape == hi.shape:
+            return np.minimum(self._beta * (C / self._fitted_C), hi)
+        return np.zeros(hi.shape)
 
     def _objectives(self, norm_sq, F, beta, lin0, y_index, C):
         """||f||^2 = sum_i alpha_i <y_i, f(x_i)> = norm_sq / kappa; loss on <y_i, f(x_i)>."""
         kappa = self._kappa(F.shape[1])
         margins = F[np.arange(F.shape[0]), y_index]  # <y_i, f(x_i)> = score of the own class
         norm = norm_sq / kappa
-        primal = objectives.canonical_objective(norm, np.maximum(0.0, 1.0 - margins).sum(), C)
+        hinge = np.maximum(0.0, 1.0 - margins)
+        loss = hinge.sum() if self._weights is None else np.dot(self._weights, hinge)
+        primal = objectives.canonical_objective(norm, loss, C)
         return primal, float(beta.sum() / kappa - 0.5 * norm)
 
-    def fit(self, X, y):
-        """Fit to ``X`` (dense or CSR; Gram matrix if precomputed)."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit to ``X`` (dense or CSR; Gram matrix if precomputed); ``sample_weight`` multiplies
+        each pattern's loss term (module docstring)."""
         if self.loss == "squared":
-            return self._fit_squared(X, y)
-        for stale in ("_eigen", "_targets"):  # from an earlier squared-loss fit
+            return self._fit_squared(X, y, sample_weight)
+        for stale in ("_eigen", "_targets", "_weighted_gram"):  # an earlier squared-loss fit
             self.__dict__.pop(stale, None)
-        super().fit(X, y)
+        super().fit(X, y, sample_weight)
         T = self.classes_.size
         self._beta = self.dual_coef_
         rows = np.arange(self._beta.shape[0])
@@ -133,8 +151,9 @@ class SimplexSVC(BaseMulticlassSVC):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def _fit_squared(self, X, y):
+    def _fit_squared(self, X, y, sample_weight=None):
         X, self._y_index = validate_training_data(self, X, y)
+        weights = loss_weights(self, sample_weight, self._y_index)
         T = self.classes_.size
         self._linear_weights = False  # predictions go through the kernel
         self.__dict__.pop("coef_", None)  # from an earlier hinge fit with the linear kernel
@@ -145,30 +164,49 @@ class SimplexSVC(BaseMulticlassSVC):
         )
         K = np.asarray(K)
         check_finite("The Gram matrix", K)
-        s, V = gram_eigh(0.5 * (K + K.T))
-        self._eigen = (np.maximum(s, 0.0), V)
         self._targets = simplex_code(T)[self._y_index]
+        if weights is None:
+            s, V = gram_eigh(0.5 * (K + K.T))
+            self._eigen = (np.maximum(s, 0.0), V)
+            self.__dict__.pop("_weighted_gram", None)
+        else:
+            self._weighted_gram = (0.5 * (K + K.T), weights)
+            self.__dict__.pop("_eigen", None)
         B = self.coef_path([self.C])[0]
         F = K @ B
         norm_sq = float(np.sum(B * F))
         self.objective_ = objectives.canonical_objective(
-            norm_sq, objectives.simplex_square_loss(F, self._targets), float(self.C)
+            norm_sq, objectives.simplex_square_loss(F, self._targets, weights), float(self.C)
         )
         check_finite("The fit", self.objective_)
         self.dual_objective_ = self.objective_  # closed form: the optimum itself
         self.relative_gap_ = 0.0
         self.n_iter_ = 1  # one closed-form solve
-        self.support_ = np.arange(X.shape[0])
-        self.support_vectors_ = np.empty((0, 0)) if self.kernel == "precomputed" else X
-        self._sv_coef = B @ simplex_code(T).T  # class scores <f(x), a_t>
+        self.support_ = np.flatnonzero(np.any(B != 0.0, axis=1))
+        self.n_support_ = support_counts(self.support_, self._y_index, T)
+        self.support_vectors_ = (
+            np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]
+        )
+        self._sv_coef = B[self.support_] @ simplex_code(T).T  # class scores <f(x), a_t>
         self.intercept_ = np.zeros(T)
         self.code_ = simplex_code(T)
-        self.dual_coef_ = self.code_coef_ = B  # the dual variables A of the square loss are B
+        self.dual_coef_ = B  # the dual variables A of the square loss are B
+        self.code_coef_ = B[self.support_]
         return self
 
     def coef_path(self, Cs):
-        """Squared loss: the coefficients B (n_samples, T-1) for every C in ``Cs`` (one eigh)."""
-        check_is_fitted(self, "_eigen")
+        """Squared loss: the coefficients B (n_samples, T-1) for every C in ``Cs`` (one eigh;
+        with sample weights one Cholesky solve per C on the patterns of positive weight)."""
+        check_is_fitted(self, "_targets")
+        if hasattr(self, "_weighted_gram"):
+            K, w = self._weighted_gram
+            P = np.flatnonzero(w > 0)
+            K_PP, Y_P = K[np.ix_(P, P)], self._targets[P]
+            path = np.zeros((len(Cs),) + self._targets.shape)
+            for k, C in enumerate(Cs):
+                A = K_PP + np.diag(1.0 / (2.0 * C * w[P]))
+                path[k, P] = scipy.linalg.solve(A, Y_P, assume_a="pos")
+            return path
         s, V = self._eigen
         VtY = V.T @ self._targets
         return np.stack([V @ (VtY / (s + 1.0 / (2.0 * C))[:, None]) for C in Cs])

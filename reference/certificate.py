@@ -72,8 +72,9 @@ class Certificate:
 # -- dual points made feasible ------------------------------------------------------------------
 
 
-def _budget(A: np.ndarray, weights: np.ndarray, C: float) -> np.ndarray:
-    """Scale down every row whose weighted sum exceeds C (A >= 0, weights > 0)."""
+def _budget(A: np.ndarray, weights: np.ndarray, C) -> np.ndarray:
+    """Scale down every row whose weighted sum exceeds C (A >= 0, weights > 0); C is a number
+    or the (n,) per-pattern budgets C s_i of a weighted problem."""
     totals = (A * weights).sum(axis=1)
     factor = np.where(totals > C, C / np.where(totals > C, totals, 1.0), 1.0)
     return A * factor[:, None]
@@ -89,23 +90,27 @@ def _into_box_by_mixing(A: np.ndarray, interior: np.ndarray, low: float, high: f
     return np.clip((1.0 - t) * A + t * interior, low, high)
 
 
-def _balanced_pairs(alpha: np.ndarray, y_index: np.ndarray, L: int, C: float) -> np.ndarray:
+def _balanced_pairs(alpha: np.ndarray, y_index: np.ndarray, L: int, C) -> np.ndarray:
     """Weston-Watkins with a bias: alpha in [0, C] (alpha_{i y_i} = 0) with sum_i B_i = 0 exactly.
 
     The imbalance v = sum_i B_i (a vector over classes summing to 0) is cancelled by a flow between
-    class 0 and each other class k, spread over the patterns of the class it leaves; a mix with
-    alpha0_ij = c / n_{y_i} (balanced: every class sends and receives (L - 1) c) restores the box.
+    class 0 and each other class k, spread over the patterns of the class it leaves in proportion
+    to their bounds; a mix with alpha0_ij = c C_i / S_{y_i}, S_k the sum of class k's bounds C_i
+    (balanced: every class sends and receives (L - 1) c), restores the box.  ``C`` is a number
+    or the (n, 1) per-pattern bounds C s_i of a weighted problem.
     """
-    counts = np.bincount(y_index, minlength=L).astype(float)
+    bounds = np.broadcast_to(np.asarray(C, dtype=float).reshape(-1), y_index.shape)
+    totals = np.bincount(y_index, weights=bounds, minlength=L)
+    share = (bounds / totals[y_index])[:, None]  # 1 / n_{y_i} without weights
     u = -difference_coef(alpha, y_index, L).sum(axis=0)
     flow = np.zeros_like(alpha)
     for k in range(1, L):
         if u[k] > 0:  # from class k to class 0: adds u_k (e_k - e_0)
-            flow[y_index == k, 0] += u[k] / counts[k]
+            flow[y_index == k, 0] += u[k] * share[y_index == k, 0]
         elif u[k] < 0:  # from class 0 to class k: adds -u_k (e_0 - e_k)
-            flow[y_index == 0, k] -= u[k] / counts[0]
+            flow[y_index == 0, k] -= u[k] * share[y_index == 0, 0]
     positives = ~negatives(y_index, L)
-    interior = np.where(positives, 0.0, 0.5 * C * counts.min() / counts[y_index][:, None])
+    interior = np.where(positives, 0.0, 0.5 * totals.min() * share)
     mixed = _into_box_by_mixing(np.where(positives, 0.0, alpha + flow), interior, 0.0, C)
     return np.where(positives, 0.0, mixed)
 
@@ -161,7 +166,8 @@ def _sq(M: np.ndarray) -> float:
 def lower_bound(sol: Solution) -> float:
     """The formulation's dual objective at the solution's dual point, made feasible."""
     p, name = sol.problem, sol.formulation
-    C, R, L = p.C, p.R, p.n_classes
+    C, R, L = p.box(), p.R, p.n_classes  # C: a number, or the column C s_i of a weighted problem
+    budget = p.budget()  # the same as a number or (n,)
     a = None if sol.dual_coef is None else np.nan_to_num(np.asarray(sol.dual_coef, dtype=float))
     positives = ~negatives(p.y_index, L)
     if name in ("inhibitory", "one_vs_all"):
@@ -187,10 +193,10 @@ def lower_bound(sol: Solution) -> float:
         D = Delta[p.y_index]
         A = np.where(positives, 0.0, np.clip(a, 0.0, None))
         if sol.extras.get("rescaling", "margin") == "margin":
-            A = _budget(A, np.ones_like(A), C)
+            A = _budget(A, np.ones_like(A), budget)
             return float(np.sum(D * A) - 0.5 * _sq(R.T @ difference_coef(A, p.y_index, L)))
         inverse = np.where(positives, 0.0, 1.0 / np.where(positives, 1.0, D))
-        A = _budget(A, inverse, C)
+        A = _budget(A, inverse, budget)
         return float(A.sum() - 0.5 * _sq(R.T @ difference_coef(A, p.y_index, L)))
     if name == "lee_lin_wahba":
         A = np.where(positives, 0.0, np.clip(a, 0.0, C))
@@ -202,20 +208,25 @@ def lower_bound(sol: Solution) -> float:
         proto_class = np.repeat(np.arange(L), q)
         is_negative = negatives(p.y_index, proto_class.size, proto_class)
         A = np.where(is_negative, np.clip(a, 0.0, None), 0.0)
-        A = _budget(A, np.ones_like(A), C)
+        A = _budget(A, np.ones_like(A), budget)
         s = A.sum(axis=1)
         A[np.arange(p.n_samples), assigned] = s  # alpha_i^{y_i} = sum_{r in N_i} alpha_i^r
         signs = np.where(is_negative, -1.0, 1.0)
         return float(s.sum() - 0.5 * _sq(R.T @ (signs * A)))
     if name == "simplex_hinge":
         Yc = simplex_code(L)[p.y_index]
-        A = np.clip(a, 0.0, C)
+        A = np.clip(a, 0.0, budget)
         return float(A.sum() - 0.5 * _sq(R.T @ (A[:, None] * Yc)))
     if name == "simplex_square":
         Yc = simplex_code(L)[p.y_index]
         # the dual variable is 2C (y_i - f(x_i)) at the optimum: a primal carries no multipliers
         A = a if sol.form == "dual" else 2.0 * C * (Yc - sol.training_outputs())
-        return float(np.sum(A * Yc) - _sq(A) / (4.0 * C) - 0.5 * _sq(R.T @ A))
+        if p.sample_weight is None:
+            return float(np.sum(A * Yc) - _sq(A) / (4.0 * C) - 0.5 * _sq(R.T @ A))
+        positive = p.sample_weight > 0  # a_i = 0 where s_i = 0; ||a_i||^2 / (4 C s_i) elsewhere
+        A = np.where(positive[:, None], A, 0.0)
+        penalty = np.sum(A[positive] ** 2 / (4.0 * C[positive]))
+        return float(np.sum(A * Yc) - penalty - 0.5 * _sq(R.T @ A))
     if name == "logistic":
         E = one_hot(p.y_index, L)
         # at the optimum P holds the softmax probabilities of the outputs

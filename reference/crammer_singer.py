@@ -56,7 +56,8 @@ def check_cost(p: Problem, cost, rescaling: str) -> np.ndarray:
 def primal(
     p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
 ) -> Solution:
-    """ISVM (F.1) / MProt (4); with ``cost`` the Table 1 margin- or slack-rescaled problem."""
+    """ISVM (F.1) / MProt (4); with ``cost`` the Table 1 margin- or slack-rescaled problem.
+    Weighted: the loss is C sum_i s_i xi_i."""
     import cvxpy as cp
 
     Delta = check_cost(p, cost, rescaling)
@@ -70,7 +71,7 @@ def primal(
         pairwise = gap >= delta - xi[rows]
     else:
         pairwise = gap >= 1 - cp.multiply(1.0 / delta, xi[rows])
-    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum(xi))
+    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.loss_sum(xi))
     problem, elapsed = solve(objective, [xi >= 0, pairwise], solver)
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = pairwise.dual_value
@@ -94,7 +95,8 @@ def primal(
 def dual(
     p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
 ) -> Solution:
-    """The dual derived above (ISVM F.4 / MProt 6 for Delta = 1 - I)."""
+    """The dual derived above (ISVM F.4 / MProt 6 for Delta = 1 - I); weighted, pattern i's
+    budget is C s_i."""
     import cvxpy as cp
 
     Delta = check_cost(p, cost, rescaling)
@@ -106,11 +108,11 @@ def dual(
     quadratic = 0.5 * cp.sum_squares(p.R.T @ B)
     if rescaling == "margin":
         objective = cp.Maximize(cp.sum(cp.multiply(D, alpha)) - quadratic)
-        budget = cp.sum(alpha, axis=1) <= p.C
+        budget = cp.sum(alpha, axis=1) <= p.budget()
     else:
         inverse = np.where(positives, 0.0, 1.0 / np.where(positives, 1.0, D))
         objective = cp.Maximize(cp.sum(alpha) - quadratic)
-        budget = cp.sum(cp.multiply(inverse, alpha), axis=1) <= p.C
+        budget = cp.sum(cp.multiply(inverse, alpha), axis=1) <= p.budget()
     problem, elapsed = solve(objective, [alpha >= 0, alpha[positives] == 0, budget], solver)
     a = np.where(positives, 0.0, alpha.value)
     coef = difference_coef(a, p.y_index, L)

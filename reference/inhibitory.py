@@ -25,6 +25,9 @@ Outputs from the dual (ISVM 4.12):
     f_j(x) = sum_i'j' alpha_i'j' y_i'j' K(x_i', x) [I(j = j') - c]
 
 and the simplified class rule (4.15)-(4.16): argmax_j sum_i' alpha_i'j y_i'j K(x_i', x).
+
+With sample weights s_i (``Problem(sample_weight=...)``) the loss of (4.1) is C sum_ij s_i eta_ij
+and the box of (6.2) is 0 <= alpha_ij <= C s_i.
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ def kernel_G(K: np.ndarray, n_classes: int, mu: float | None = None) -> np.ndarr
 @hard_margin_fallback
 def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
     """ISVM (4.1) at fixed inhibition ``mu`` (default 1/L, Theorem 1's mu*; it is the largest
-    optimal value over mu, not the smallest: ``msvm.verify.inhibition``)."""
+    optimal value over mu, not the smallest: ``msvm.verify.inhibition``).  Weighted:
+    C sum_ij s_i eta_ij in (4.1)."""
     import cvxpy as cp
 
     mu, P = _inhibition(p.n_classes, mu)
@@ -71,10 +75,9 @@ def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) ->
     eta = cp.Variable((p.n_samples, p.n_classes))
     F = p.R @ W - mu * repeat_columns(p.R @ w_sum, p.n_classes)  # f_j(x_i), ISVM (3.5)
     regulariser = 0.5 * cp.sum_squares(W)
-    hinge = cp.sum(eta)
     margin = cp.multiply(p.Y, F) >= 1 - eta  # (4.1 ii)
     constraints = [w_sum == cp.sum(W, axis=1), eta >= 0, margin]
-    problem, elapsed = solve(cp.Minimize(regulariser + p.C * hinge), constraints, solver)
+    problem, elapsed = solve(cp.Minimize(regulariser + p.loss_sum(eta)), constraints, solver)
     return certified(
         Solution(
             formulation=NAME,
@@ -93,7 +96,8 @@ def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) ->
 
 @hard_margin_fallback
 def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
-    """ISVM (6.1)-(6.2) with the kernel G of (6.3) (at any fixed ``mu``; default 1/L)."""
+    """ISVM (6.1)-(6.2) with the kernel G of (6.3) (at any fixed ``mu``; default 1/L).
+    Weighted: the box (6.2) is 0 <= alpha_ij <= C s_i."""
     import cvxpy as cp
 
     mu, P = _inhibition(p.n_classes, mu)
@@ -103,7 +107,7 @@ def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> S
     # w = sum_ij alpha_ij y_ij [Psi_j(x_i) - mu Psi(x_i)], (4.10); in factor space R^T (alpha o Y) P
     W = p.R.T @ (alpha_y - mu * repeat_columns(row_sum, p.n_classes))
     objective = cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(W))  # (6.1)
-    constraints = [row_sum == cp.sum(alpha_y, axis=1), alpha >= 0, alpha <= p.C]  # (6.2)
+    constraints = [row_sum == cp.sum(alpha_y, axis=1), alpha >= 0, alpha <= p.box()]  # (6.2)
     problem, elapsed = solve(objective, constraints, solver)
     a = alpha.value
     return certified(
@@ -139,6 +143,7 @@ def common_mode_free(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """
     import cvxpy as cp
 
+    p.refuse_weights("common_mode_free")
     W = cp.Variable((p.R.shape[1], p.n_classes))
     eta = cp.Variable((p.n_samples, p.n_classes))
     centred = W - repeat_columns(cp.sum(W, axis=1) / p.n_classes, p.n_classes)

@@ -36,7 +36,8 @@ NAME = "lee_lin_wahba"
 
 @hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """ISVM Table 1, Lee et al. (2004): margin 1/(L-1) on the negatives, outputs summing to 0."""
+    """ISVM Table 1, Lee et al. (2004): margin 1/(L-1) on the negatives, outputs summing to 0.
+    Weighted: the loss is C sum_i s_i sum_{j != y_i} eta_ij."""
     import cvxpy as cp
 
     L = p.n_classes
@@ -46,7 +47,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     F = p.R @ W
     margin = -F[rows, cols] >= 1.0 / (L - 1) - eta
     sum_to_zero = cp.sum(F, axis=1) == 0
-    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum(eta))
+    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.loss_sum(eta, rows))
     problem, elapsed = solve(objective, [eta >= 0, margin, sum_to_zero], solver)
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = margin.dual_value
@@ -67,7 +68,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 
 @hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """The Lee-Lin-Wahba dual derived above."""
+    """The Lee-Lin-Wahba dual derived above; weighted, 0 <= alpha_ij <= C s_i."""
     import cvxpy as cp
 
     L = p.n_classes
@@ -78,7 +79,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     W = -p.R.T @ (alpha - repeat_columns(row_mean, L))  # -R^T alpha (I - 11^T / L)
     objective = cp.Maximize(cp.sum(alpha) / (L - 1) - 0.5 * cp.sum_squares(W))
     constraints = [row_mean == cp.sum(alpha, axis=1) / L]
-    constraints += [alpha >= 0, alpha <= p.C, alpha[positives] == 0]
+    constraints += [alpha >= 0, alpha <= p.box(), alpha[positives] == 0]
     problem, elapsed = solve(objective, constraints, solver)
     a = np.where(positives, 0.0, alpha.value)
     return certified(

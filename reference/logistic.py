@@ -46,6 +46,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The canonical-scale logistic regression primal (bias free of the penalty)."""
     import cvxpy as cp
 
+    p.refuse_weights(NAME)
+
     _check_exp_cone_solver(solver)
     L = p.n_classes
     W, b = cp.Variable((p.R.shape[1], L)), cp.Variable(L)
@@ -70,6 +72,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The entropy-regularised dual derived above."""
     import cvxpy as cp
+
+    p.refuse_weights(NAME)
 
     _check_exp_cone_solver(solver)
     L = p.n_classes

@@ -62,6 +62,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     multiplied by C = 1/lambda (the canonical scale; see ``msvm.reference.lecture``)."""
     import cvxpy as cp
 
+    p.refuse_weights(NAME)
+
     K, N = p.n_classes, p.n_samples
     X, M = stacked_features(p.R, K), stacked_M(p)
     w = cp.Variable(X.shape[1])
@@ -97,6 +99,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The Max-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T."""
     import cvxpy as cp
+
+    p.refuse_weights(NAME)
 
     K, N = p.n_classes, p.n_samples
     X, M = stacked_features(p.R, K), stacked_M(p)

@@ -94,7 +94,8 @@ def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed
 def primal(
     p: Problem, n_prototypes: int = 2, assignment=None, solver: str = DEFAULT_SOLVER
 ) -> Solution:
-    """MProt (8) with the assignment fixed (``assignment[i]`` in 0..q-1 within x_i's class)."""
+    """MProt (8) with the assignment fixed (``assignment[i]`` in 0..q-1 within x_i's class);
+    weighted, the loss is C sum_i s_i xi_i."""
     import cvxpy as cp
 
     q = int(n_prototypes)
@@ -106,7 +107,7 @@ def primal(
     F = p.R @ M  # f_r(x_i) = <M_r, x_i>
     negative = F[rows, cols] <= theta[rows]
     positive = F[np.arange(p.n_samples), assigned] >= theta + 1 - xi
-    objective = cp.Minimize(0.5 * cp.sum_squares(M) + p.C * cp.sum(xi))
+    objective = cp.Minimize(0.5 * cp.sum_squares(M) + p.loss_sum(xi))
     problem, elapsed = solve(objective, [negative, positive, xi >= 0], solver)
     alpha = np.zeros((p.n_samples, proto_class.size))
     alpha[rows, cols] = negative.dual_value
@@ -119,7 +120,8 @@ def primal(
 def dual(
     p: Problem, n_prototypes: int = 2, assignment=None, solver: str = DEFAULT_SOLVER
 ) -> Solution:
-    """MProt (11) as printed; ``objective`` is half its optimal value (see the module docstring)."""
+    """MProt (11) as printed; ``objective`` is half its optimal value (see the module docstring).
+    Weighted: alpha_i^{y_i} <= C s_i."""
     import cvxpy as cp
 
     q = int(n_prototypes)
@@ -138,7 +140,7 @@ def dual(
     constraints = [
         alpha >= 0,
         alpha_assigned == alpha_negative,
-        alpha_assigned <= p.C,
+        alpha_assigned <= p.budget(),
         alpha[~(is_negative | is_assigned)] == 0,
     ]
     problem, elapsed = solve(printed, constraints, solver)

@@ -31,14 +31,15 @@ NAME = "one_vs_all"
 
 @hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """Sum over classes of the binary soft-margin SVM primals (no bias)."""
+    """Sum over classes of the binary soft-margin SVM primals (no bias); weighted, each
+    class's loss is C sum_i s_i eta_ij."""
     import cvxpy as cp
 
     classes = range(p.n_classes)
     ws = [cp.Variable(p.R.shape[1]) for _ in classes]
     etas = [cp.Variable(p.n_samples) for _ in classes]
     margins = [cp.multiply(p.Y[:, j], p.R @ ws[j]) >= 1 - etas[j] for j in classes]
-    objective = sum(0.5 * cp.sum_squares(ws[j]) + p.C * cp.sum(etas[j]) for j in classes)
+    objective = sum(0.5 * cp.sum_squares(ws[j]) + p.loss_sum(etas[j]) for j in classes)
     constraints = margins + [eta >= 0 for eta in etas]
     problem, elapsed = solve(cp.Minimize(objective), constraints, solver)
     W = np.column_stack([w.value for w in ws])
@@ -59,7 +60,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 
 @hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """Sum over classes of the binary SVM duals (no bias, hence no equality constraint)."""
+    """Sum over classes of the binary SVM duals (no bias, hence no equality constraint);
+    weighted, the box is 0 <= alpha_ij <= C s_i."""
     import cvxpy as cp
 
     alphas = [cp.Variable(p.n_samples) for _ in range(p.n_classes)]
@@ -67,7 +69,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
         cp.sum(a) - 0.5 * cp.sum_squares(p.R.T @ cp.multiply(a, p.Y[:, j]))
         for j, a in enumerate(alphas)
     )
-    constraints = [c for a in alphas for c in (a >= 0, a <= p.C)]
+    constraints = [c for a in alphas for c in (a >= 0, a <= p.budget())]
     problem, elapsed = solve(cp.Maximize(objective), constraints, solver)
     A = np.column_stack([a.value for a in alphas])
     coef = A * p.Y

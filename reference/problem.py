@@ -33,6 +33,7 @@ from msvm.core.validation import (
     check_C,
     check_finite,
     check_predict_input,
+    check_sample_weight,
     check_training_data,
     gram_eigh,
     resolve_kernel,
@@ -85,6 +86,14 @@ class Problem:
     C : float > 0, the weight of the loss on the canonical scale 1/2 ||W||^2 + C * sum(loss)
     kernel : {"linear", "rbf", "poly", "precomputed"}
     gamma, degree, coef0 : as in scikit-learn's ``SVC`` (``gamma="scale"`` by default)
+    sample_weight : array-like of shape (n_samples,) or None, default None
+        s_i >= 0 multiplying pattern i's loss term: every primal becomes
+        1/2 ||W||^2 + C sum_i s_i loss_i (``loss_sum``) and in every dual pattern i's box or
+        budget C becomes C s_i (``box``, ``budget``).  A weight of 0 fixes the pattern's dual
+        variables at 0.  Stored as None when every s_i is 1 (the unweighted problem, unchanged).
+        Stated for the hinge machines (inhibitory, one_vs_all, weston_watkins, crammer_singer,
+        lee_lin_wahba, mprot_static, simplex_hinge) and simplex_square; the Lecture's
+        formulations (max_svm, sum_svm, logistic) refuse it.
 
     Attributes
     ----------
@@ -104,9 +113,12 @@ class Problem:
         eigen-directions below the cutoff.
     """
 
-    def __init__(self, X, y, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0):
+    def __init__(
+        self, X, y, C=1.0, kernel="linear", gamma="scale", degree=3, coef0=0.0, sample_weight=None
+    ):
         self.C = check_C(C)
         self.X, self.classes, self.y_index = check_training_data(X, y, kernel=kernel)
+        self.sample_weight = check_sample_weight(sample_weight, self.y_index.size)
         self.kernel, self.degree, self.coef0 = kernel, int(degree), float(coef0)
         value = resolve_kernel(self.X, kernel, gamma, degree, coef0)
         self.gamma = None if kernel in ("linear", "precomputed") else value
@@ -149,6 +161,38 @@ class Problem:
     def coef_from_weights(self, W: np.ndarray) -> np.ndarray:
         """Expansion coefficients B with K B = R W, so that f(x) = k(x, X) B."""
         return self._weights_to_coef @ W
+
+    def loss_sum(self, terms, pattern=None):
+        """C sum_i s_i terms_i for a cvxpy expression ``terms`` of shape (n,) or (n, m) (row i
+        summed), or, with ``pattern`` (the pattern of each entry), any vector of loss terms:
+        the loss of every primal, weighted (C sum(terms) without sample weights)."""
+        import cvxpy as cp
+
+        if self.sample_weight is None:
+            return self.C * cp.sum(terms)
+        bound = self.C * self.sample_weight
+        if pattern is not None:
+            return bound[pattern] @ terms
+        return cp.sum(bound @ terms) if len(terms.shape) == 2 else bound @ terms
+
+    def box(self):
+        """Upper bound of the (n, m) dual variables: C, or the column C s (n, 1) of per-pattern
+        bounds (0 <= alpha_ij <= C s_i), which broadcasts over the classes."""
+        return self.C if self.sample_weight is None else (self.C * self.sample_weight)[:, None]
+
+    def budget(self):
+        """Per-pattern bound of an (n,) dual quantity (a pattern's budget sum_j alpha_ij, a
+        binary or simplex-code dual variable): C, or C s (n,)."""
+        return self.C if self.sample_weight is None else self.C * self.sample_weight
+
+    def refuse_weights(self, name: str) -> None:
+        """ValueError for a formulation not stated with sample weights."""
+        if self.sample_weight is not None:
+            raise ValueError(
+                f"The {name} formulation is not stated with sample weights; use the equivalent "
+                "weston_watkins (sum_svm) or crammer_singer (max_svm) formulation, or "
+                "sample_weight=None."
+            )
 
     @property
     def lam(self) -> float:

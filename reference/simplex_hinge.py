@@ -59,14 +59,15 @@ def gram_Q(p: Problem) -> np.ndarray:
 
 @hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """The simplex hinge primal on the canonical scale (f = R W, ||f||_H = ||W||_F)."""
+    """The simplex hinge primal on the canonical scale (f = R W, ||f||_H = ||W||_F); weighted,
+    the loss is C sum_i s_i xi_i."""
     import cvxpy as cp
 
     code, Yc = code_vectors(p)
     W = cp.Variable((p.R.shape[1], code.shape[1]))
     xi = cp.Variable(p.n_samples)
     margin = cp.sum(cp.multiply(Yc, p.R @ W), axis=1) >= 1 - xi  # <y_i, f(x_i)> >= 1 - xi_i
-    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.C * cp.sum(xi))
+    objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.loss_sum(xi))
     problem, elapsed = solve(objective, [xi >= 0, margin], solver)
     return certified(
         Solution(
@@ -86,14 +87,15 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 
 @hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """The box-constrained dual of §1.3 (alpha^T Q alpha written as ||R^T (alpha o Y)||^2)."""
+    """The box-constrained dual of §1.3 (alpha^T Q alpha written as ||R^T (alpha o Y)||^2);
+    weighted, 0 <= alpha_i <= C s_i."""
     import cvxpy as cp
 
     code, Yc = code_vectors(p)
     alpha = cp.Variable(p.n_samples)
     quadratic = 0.5 * cp.sum_squares(p.R.T @ cp.multiply(alpha[:, None], Yc))
     problem, elapsed = solve(
-        cp.Maximize(cp.sum(alpha) - quadratic), [alpha >= 0, alpha <= p.C], solver
+        cp.Maximize(cp.sum(alpha) - quadratic), [alpha >= 0, alpha <= p.budget()], solver
     )
     coef = alpha.value[:, None] * Yc  # c_k = alpha_k y_k
     return certified(

@@ -56,6 +56,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     multiplied by C = 1/lambda (the canonical scale; see ``msvm.reference.lecture``)."""
     import cvxpy as cp
 
+    p.refuse_weights(NAME)
+
     X, D = stacked_features(p.R, p.n_classes), stacked_D(p)
     w = cp.Variable(X.shape[1])
     # sum_i 1^T max(0, 1 - D_i X_i w) as its epigraph t >= 1 - D X w, t >= 0, whose multipliers
@@ -88,6 +90,8 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The Sum-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T."""
     import cvxpy as cp
+
+    p.refuse_weights(NAME)
 
     X, D = stacked_features(p.R, p.n_classes), stacked_D(p)
     mu = cp.Variable(D.shape[0])

@@ -38,7 +38,8 @@ NAME = "weston_watkins"
 def primal(
     p: Problem, fit_intercept: bool = False, margin: float = 1.0, solver: str = DEFAULT_SOLVER
 ) -> Solution:
-    """ISVM (5.1) (``fit_intercept=True``) or (E.1) (``fit_intercept=False``)."""
+    """ISVM (5.1) (``fit_intercept=True``) or (E.1) (``fit_intercept=False``); weighted, the
+    loss is C sum_i s_i sum_{j != y_i} eta_ij."""
     import cvxpy as cp
 
     L = p.n_classes
@@ -48,9 +49,10 @@ def primal(
     eta = cp.Variable(rows.size)
     F = add_bias(p.R @ W, b)
     regulariser = 0.5 * cp.sum_squares(W)
-    hinge = cp.sum(eta)
     pairwise = differences(F, p.y_index, rows, cols) >= margin - eta
-    problem, elapsed = solve(cp.Minimize(regulariser + p.C * hinge), [eta >= 0, pairwise], solver)
+    problem, elapsed = solve(
+        cp.Minimize(regulariser + p.loss_sum(eta, rows)), [eta >= 0, pairwise], solver
+    )
     alpha = np.zeros((p.n_samples, L))
     alpha[rows, cols] = pairwise.dual_value
     return certified(
@@ -74,7 +76,8 @@ def primal(
 def dual(
     p: Problem, fit_intercept: bool = False, margin: float = 1.0, solver: str = DEFAULT_SOLVER
 ) -> Solution:
-    """The Weston-Watkins dual derived above; the bias is the multiplier of sum_i B_ik = 0."""
+    """The Weston-Watkins dual derived above; the bias is the multiplier of sum_i B_ik = 0.
+    Weighted: 0 <= alpha_ij <= C s_i."""
     import cvxpy as cp
 
     L = p.n_classes
@@ -82,7 +85,7 @@ def dual(
     B = difference_coef(alpha, p.y_index, L)
     objective = cp.Maximize(margin * cp.sum(alpha) - 0.5 * cp.sum_squares(p.R.T @ B))
     positives = ~negatives(p.y_index, L)
-    constraints = [alpha >= 0, alpha <= p.C, alpha[positives] == 0]
+    constraints = [alpha >= 0, alpha <= p.box(), alpha[positives] == 0]
     balance = cp.sum(B, axis=0) == 0
     if fit_intercept:
         constraints.append(balance)

@@ -22,6 +22,7 @@ from msvm.fast import (
     WestonWatkinsSVC,
     engine,
 )
+from msvm.fast.base import expected_failed_checks
 from msvm.reference import Problem, inhibitory
 
 ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC, CrammerSingerSVC]
@@ -38,7 +39,8 @@ ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC, Cram
         InhibitorySVC(solver="smo", random_state=0),
         CrammerSingerSVC(random_state=0),
         CrammerSingerSVC(kernel="linear", random_state=0),
-    ]
+    ],
+    expected_failed_checks=expected_failed_checks,
 )
 def test_scikit_learn_compatible(estimator, check):
     with warnings.catch_warnings():

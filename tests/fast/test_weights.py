@@ -1,0 +1,350 @@
+"""Sample and class weights (issue 19): every fast estimator against independent computations.
+
+(a) the weighted fit against the reference layer's weighted primal and dual (cvxpy, certified);
+(b) integer weights against duplicated samples; (c) class_weight="balanced" against the explicit
+weights n / (L n_k); (d) weights of ones against no weights, bit for bit; and the validation,
+zero weights on every solver path, the leave-one-out path and the warm start.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    MKPMClassifier,
+    MultiPrototypeSVC,
+    OneVsAllSVC,
+    SimplexSVC,
+    WestonWatkinsSVC,
+    engine,
+)
+from msvm.fast.loo import leave_one_out
+from msvm.reference import FORMULATIONS, Problem
+from msvm.reference.values import training_loss
+
+# label: (estimator, its options, reference formulation, the formulation's options)
+MACHINES = {
+    "inhibitory": (InhibitorySVC, {}, "inhibitory", {}),
+    "one_vs_all": (OneVsAllSVC, {}, "one_vs_all", {}),
+    "weston_watkins": (WestonWatkinsSVC, {}, "weston_watkins", {}),
+    "weston_watkins-bias": (
+        WestonWatkinsSVC,
+        {"fit_intercept": True},
+        "weston_watkins",
+        {"fit_intercept": True},
+    ),
+    "lee_lin_wahba": (LeeLinWahbaSVC, {}, "lee_lin_wahba", {}),
+    "crammer_singer": (CrammerSingerSVC, {}, "crammer_singer", {}),
+    "simplex_hinge": (SimplexSVC, {}, "simplex_hinge", {}),
+    "simplex_square": (SimplexSVC, {"loss": "squared"}, "simplex_square", {}),
+}
+BOX = ["inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba", "crammer_singer"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """45 iris points on two features (versicolor and virginica overlap: loss terms > 0) and
+    integer weights 0..3, some of them 0."""
+    X, y = load_iris(return_X_y=True)
+    rows = np.random.default_rng(0).choice(150, 45, replace=False)
+    X, y = X[rows][:, :2], y[rows]
+    w = np.random.default_rng(1).integers(0, 4, size=y.size).astype(float)
+    assert np.any(w == 0) and np.all(np.bincount(y[w > 0]) > 0)
+    return X, y, w
+
+
+def make(label, **kw):
+    estimator, options, _, _ = MACHINES[label]
+    return estimator(**{"random_state": 0, "max_iter": 100_000, **options, **kw})
+
+
+@pytest.fixture(scope="module")
+def references(data):
+    X, y, w = data
+    out = {}
+    for kernel in ("linear", "rbf"):
+        p = Problem(X, y, C=1.0, kernel=kernel, sample_weight=w)
+        for label, (_, _, formulation, options) in MACHINES.items():
+            module = FORMULATIONS[formulation]
+            out[label, kernel] = (module.primal(p, **options), module.dual(p, **options))
+    return out
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("label", list(MACHINES))
+def test_weighted_fit_reaches_the_weighted_reference_optimum(data, references, label, kernel):
+    """(a) objective_ and dual_objective_ against the reference's weighted primal and dual."""
+    X, y, w = data
+    primal, dual = references[label, kernel]
+    assert training_loss(primal) > 1.0  # non-separable: the weighted loss terms matter
+    clf = make(label, kernel=kernel, tol=1e-6).fit(X, y, sample_weight=w)
+    assert clf.objective_ == pytest.approx(primal.objective, rel=1e-4)
+    assert clf.dual_objective_ == pytest.approx(dual.objective, rel=1e-4)
+    # the unweighted optimum is a different number: the weights did reach the solver
+    plain = make(label, kernel=kernel, tol=1e-6).fit(X, y)
+    assert abs(plain.objective_ - primal.objective) > 1e-2 * primal.objective
+    # patterns of weight 0 are no support vectors; n_support_ counts the rest per class
+    assert not np.any(np.isin(clf.support_, np.flatnonzero(w == 0)))
+    np.testing.assert_array_equal(clf.n_support_, np.bincount(y[clf.support_], minlength=3))
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_weighted_multi_prototype_fit_reaches_the_static_reference(data, kernel):
+    """(a) for MProt: the final static problem (8)/(11) at the fitted assignment."""
+    X, y, w = data
+    q = 2
+    clf = MultiPrototypeSVC(
+        n_prototypes=q, n_assignment_steps=3, kernel=kernel, gamma="scale", tol=1e-6,
+        max_iter=100_000, random_state=0,
+    )  # fmt: skip
+    clf.fit(X, y, sample_weight=w)
+    p = Problem(X, y, C=1.0, kernel=kernel, sample_weight=w)
+    within = clf.assignment_ - y * q
+    primal = FORMULATIONS["mprot_static"].primal(p, n_prototypes=q, assignment=within)
+    dual = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=within)
+    assert training_loss(primal) > 1.0
+    assert clf.objective_ == pytest.approx(primal.objective, rel=1e-4)
+    assert dual.objective == pytest.approx(primal.objective, rel=1e-6)
+    assert not np.any(np.isin(clf.support_, np.flatnonzero(w == 0)))
+
+
+LABELS_B = [*BOX, "weston_watkins-bias", "simplex_hinge", "simplex_square"]
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("label", LABELS_B)
+def test_integer_weights_equal_duplicated_samples(data, label, kernel):
+    """(b) weight k = the pattern k times (0: left out); gamma fixed (scale would see the
+    duplicates)."""
+    X, y, w = data
+    counts = w.astype(int)
+    weighted = make(label, kernel=kernel, gamma=0.5, tol=1e-8).fit(X, y, sample_weight=w)
+    repeated = make(label, kernel=kernel, gamma=0.5, tol=1e-8).fit(
+        np.repeat(X, counts, axis=0), np.repeat(y, counts)
+    )
+    assert weighted.objective_ == pytest.approx(repeated.objective_, rel=1e-6)
+    grid = np.random.default_rng(2).uniform(X.min(0), X.max(0), size=(50, 2))
+    np.testing.assert_allclose(
+        weighted.decision_function(grid), repeated.decision_function(grid), rtol=0, atol=1e-5
+    )
+
+
+def test_integer_weights_equal_duplicates_for_multi_prototypes(data):
+    X, y, w = data
+    counts = w.astype(int)
+    kw = dict(n_prototypes=1, n_assignment_steps=0, tol=1e-8, max_iter=100_000, random_state=0)
+    weighted = MultiPrototypeSVC(**kw).fit(X, y, sample_weight=w)
+    repeated = MultiPrototypeSVC(**kw).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    assert weighted.objective_ == pytest.approx(repeated.objective_, rel=1e-6)
+    np.testing.assert_allclose(weighted.decision_function(X), repeated.decision_function(X),
+                               rtol=0, atol=1e-5)  # fmt: skip
+
+
+@pytest.mark.parametrize("label", LABELS_B)
+def test_balanced_class_weight_equals_explicit_weights(data, label):
+    """(c) class_weight="balanced" is n / (L n_k) on class k, as scikit-learn computes it; a
+    dict class_weight multiplies sample_weight."""
+    X, y, w = data
+    X, y = X[:30], y[:30]  # unequal classes
+    counts = np.bincount(y)
+    assert np.ptp(counts) > 0
+    explicit = y.size / (3 * counts[y])
+    a = make(label, tol=1e-8, class_weight="balanced").fit(X, y)
+    b = make(label, tol=1e-8).fit(X, y, sample_weight=explicit)
+    assert a.objective_ == pytest.approx(b.objective_, rel=1e-10)
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-9,
+                               atol=1e-12)  # fmt: skip
+    cw = {0: 2.0, 2: 0.5}
+    c = make(label, tol=1e-8, class_weight=cw).fit(X, y, sample_weight=w[:30])
+    d = make(label, tol=1e-8).fit(X, y, sample_weight=w[:30] * np.array([2.0, 1.0, 0.5])[y])
+    assert c.objective_ == pytest.approx(d.objective_, rel=1e-10)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("label", LABELS_B)
+def test_weights_of_ones_are_no_weights_bit_for_bit(data, label, kernel):
+    """(d) sample_weight=ones and class_weight={k: 1} run exactly the unweighted fit."""
+    X, y, _ = data
+    plain = make(label, kernel=kernel).fit(X, y)
+    for clf in (
+        make(label, kernel=kernel).fit(X, y, sample_weight=np.ones(y.size)),
+        make(label, kernel=kernel, class_weight={0: 1.0, 1: 1.0, 2: 1.0}).fit(X, y),
+    ):
+        assert clf.objective_ == plain.objective_
+        assert clf.dual_objective_ == plain.dual_objective_
+        np.testing.assert_array_equal(clf.dual_coef_, plain.dual_coef_)
+        np.testing.assert_array_equal(clf.decision_function(X), plain.decision_function(X))
+
+
+def test_mprot_weights_of_ones_are_no_weights(data):
+    X, y, _ = data
+    kw = dict(n_prototypes=2, n_assignment_steps=3, random_state=0)
+    plain = MultiPrototypeSVC(**kw).fit(X, y)
+    ones = MultiPrototypeSVC(**kw).fit(X, y, sample_weight=np.ones(y.size))
+    assert ones.objective_ == plain.objective_
+    np.testing.assert_array_equal(ones.dual_coef_, plain.dual_coef_)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"shrinking": False},
+        {"selection": "greedy"},
+        {"kernel": "linear"},
+        {"kernel": "precomputed"},
+        {"solver": "smo", "tol": 1e-5},
+    ],
+    ids=["default", "no-shrinking", "greedy", "linear", "precomputed", "smo"],
+)
+@pytest.mark.parametrize("label", BOX)
+def test_zero_weights_equal_removed_samples_on_every_path(data, label, options):
+    """Patterns of weight 0 get the bound 0; on every solver path the fit is the fit without
+    them (the objective; decision values to the tolerance)."""
+    if label == "crammer_singer" and "solver" in options:
+        pytest.skip("Crammer-Singer has only the dcd solver")
+    X, y, w = data
+    keep = w > 0
+    weights = keep.astype(float)
+    kw = {"gamma": 0.5, "tol": 1e-8, **options}
+    tol = kw["tol"]
+    train, new, sub_train, sub_new = X, X, X[keep], X
+    if kw.get("kernel") == "precomputed":
+        K = X @ X.T
+        train, new, sub_train, sub_new = K, K, K[np.ix_(keep, keep)], K[:, keep]
+    full = make(label, **kw).fit(train, y, sample_weight=weights)
+    sub = make(label, **kw).fit(sub_train, y[keep])
+    assert full.objective_ == pytest.approx(sub.objective_, rel=1e-4 if tol > 1e-6 else 1e-6)
+    if tol <= 1e-6:
+        np.testing.assert_allclose(
+            full.decision_function(new), sub.decision_function(sub_new), atol=1e-5
+        )
+    assert not np.any(np.isin(full.support_, np.flatnonzero(~keep)))
+
+
+@pytest.mark.parametrize("label", ["inhibitory", "crammer_singer"])
+def test_zero_weights_on_the_large_linear_paths(label, monkeypatch):
+    """The explicit-weights path's proximal start (ssnal) and subsample seed with weight-0
+    patterns: the fit equals the fit without them."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6000, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=6000) > 0).astype(int) + (X[:, 1] > 0.8)
+    w = rng.integers(0, 3, size=6000).astype(float)
+    keep = w > 0
+    kw = dict(kernel="linear", tol=1e-6, C=0.1, random_state=0)
+    for proximal in (True, False):
+        monkeypatch.setattr(engine, "PROXIMAL_START", proximal)
+        monkeypatch.setattr(engine, "SEED_MIN_ROWS", 1000)
+        full = make(label, **kw).fit(X, y, sample_weight=w)
+        sub = make(label, **kw).fit(X[keep], y[keep], sample_weight=w[keep])
+        assert full.objective_ == pytest.approx(sub.objective_, rel=1e-5)
+        assert full.dual_objective_ == pytest.approx(full.objective_, rel=1e-5)
+        np.testing.assert_allclose(full.coef_, sub.coef_, atol=1e-3)
+
+
+@pytest.mark.parametrize("label", ["inhibitory", "crammer_singer", "simplex_hinge"])
+def test_warm_start_with_new_weights(data, label):
+    """A warm start from a fit with other weights (alpha clipped to the new bounds) reaches
+    the cold fit's optimum."""
+    X, y, w = data
+    clf = make(label, tol=1e-8, warm_start=True).fit(X, y)
+    clf.fit(X, y, sample_weight=w)
+    cold = make(label, tol=1e-8).fit(X, y, sample_weight=w)
+    assert clf.objective_ == pytest.approx(cold.objective_, rel=1e-7)
+    assert not np.any(np.isin(clf.support_, np.flatnonzero(w == 0)))
+
+
+@pytest.mark.parametrize("warm_start", [True, False])
+def test_leave_one_out_with_weights(data, warm_start):
+    """The leave-one-out path with weights: each fold equals a fit without the pattern, with
+    the others' weights; a weight-0 pattern's fold is the full fit."""
+    X, y, w = data
+    clf = InhibitorySVC(C=1.0, gamma=0.5, tol=1e-8, random_state=0)
+    predictions, _ = leave_one_out(clf, X, y, warm_start=warm_start, sample_weight=w)
+    full = InhibitorySVC(C=1.0, gamma=0.5, tol=1e-8, random_state=0).fit(X, y, sample_weight=w)
+    for i in range(0, y.size, 3):
+        rest = np.delete(np.arange(y.size), i)
+        if w[i] == 0:
+            expected = full.predict(X[i : i + 1])[0]
+        else:
+            fold = InhibitorySVC(C=1.0, gamma=0.5, tol=1e-8, random_state=0)
+            expected = fold.fit(X[rest], y[rest], sample_weight=w[rest]).predict(X[i : i + 1])[0]
+        assert predictions[i] == expected
+
+
+ESTIMATORS = [
+    InhibitorySVC(),
+    OneVsAllSVC(),
+    WestonWatkinsSVC(),
+    LeeLinWahbaSVC(),
+    CrammerSingerSVC(),
+    SimplexSVC(),
+    SimplexSVC(loss="squared"),
+    MultiPrototypeSVC(n_assignment_steps=2),
+    MKPMClassifier(),
+]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_invalid_sample_weights_raise_value_errors(data, estimator):
+    X, y, w = data
+    cases = [
+        (w[:-1], "shape"),
+        (np.ones((y.size, 2)), "shape"),
+        (-w, "non-negative"),
+        (np.where(np.arange(y.size) == 3, np.nan, w), "NaN"),
+        (np.where(np.arange(y.size) == 3, np.inf, w), "inf"),
+        (np.zeros(y.size), "zero for every sample"),
+        (2.0, "shape"),
+    ]
+    for bad, match in cases:
+        with pytest.raises(ValueError, match=match):
+            estimator.fit(X, y, sample_weight=bad)
+
+
+def test_all_zero_class_weight_and_unknown_class_raise(data):
+    X, y, _ = data
+    with pytest.raises(ValueError, match="zero for every sample"):
+        InhibitorySVC(class_weight={0: 0.0, 1: 0.0, 2: 0.0}).fit(X, y)
+    with pytest.raises(ValueError):
+        InhibitorySVC(class_weight={7: 1.0}).fit(X, y)
+    with pytest.raises(ValueError, match="class_weight"):
+        InhibitorySVC(class_weight="uniform").fit(X, y)
+
+
+def test_mkpm_takes_constant_weights_only(data):
+    X, y, w = data
+    plain = MKPMClassifier().fit(X, y)
+    constant = MKPMClassifier().fit(X, y, sample_weight=np.full(y.size, 3.0))
+    np.testing.assert_array_equal(plain.decision_function(X), constant.decision_function(X))
+    np.testing.assert_array_equal(plain.n_support_, np.bincount(y))
+    with pytest.raises(ValueError, match="non-uniform sample weights"):
+        MKPMClassifier().fit(X, y, sample_weight=w)
+
+
+def test_paper_optimizers_refuse_weights(data):
+    X, y, w = data
+    with pytest.raises(ValueError, match="optimizer='engine'"):
+        MultiPrototypeSVC(optimizer="basic").fit(X, y, sample_weight=w)
+
+
+def test_lecture_formulations_refuse_weights(data):
+    X, y, w = data
+    p = Problem(X, y, sample_weight=w)
+    for name in ("max_svm", "sum_svm", "logistic"):
+        with pytest.raises(ValueError, match="not stated with sample weights"):
+            FORMULATIONS[name].primal(p)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS[:-1], ids=lambda e: type(e).__name__)
+def test_n_support_counts_support_patterns_per_class(data, estimator):
+    X, y, _ = data
+    clf = estimator.fit(X, y)
+    assert clf.n_support_.dtype == np.int32
+    np.testing.assert_array_equal(clf.n_support_, np.bincount(y[clf.support_], minlength=3))
+    assert clf.n_support_.sum() == clf.support_.size
