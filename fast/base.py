@@ -26,6 +26,7 @@ from msvm.core.validation import (
     check_labels,
     resolve_kernel,
 )
+from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import dual_vectors, outputs_of_state, separable, state_coef
@@ -60,7 +61,7 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     return X, y_index
 
 
-class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
+class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """Common parameters and fitting of the multiclass SVMs solved by ``msvm.fast``."""
 
     _parameter_constraints: dict = {
@@ -79,6 +80,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
         "warm_start": ["boolean"],
         "eta": [Interval(Real, 0, 1, closed="right")],
+        "probability": ["boolean"],
     }
     _kind: int
     _single_variable_solvers = True  # ISVM Algorithms 1 and 2 apply (box-constrained duals)
@@ -101,6 +103,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        probability=False,
     ):
         self.C = C
         self.kernel = kernel
@@ -117,6 +120,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.warm_start = warm_start
         self.eta = eta
+        self.probability = probability
 
     # -- what a machine supplies: _kind, _dual_terms(y_index, L) -> (lin, free mask), and
     # _loss(F, y_index); optionally _inhibition(L) and _biased_terms(lin0, b, y_index). --------
@@ -224,6 +228,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             self.coef_ = (W if linear else np.asarray(X.T @ B)).T
         else:
             self.__dict__.pop("coef_", None)
+        self._fit_probability(X, y_index)  # probability=True: msvm.fast.calibration
         return self
 
     def _resolve_selection(self, c) -> str:

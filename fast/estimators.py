@@ -56,6 +56,10 @@ _DOC_PARAMETERS = """
         Start from the previous solution (dual variables scaled by C_new / C_old).
     eta : float in (0, 1], default=0.5
         eta_eff of ISVM (8.5), used by solver="sgd".
+    probability : bool, default=False
+        Also calibrate the scores by 5-fold cross-validation (five more fits) into
+        ``predict_proba`` / ``predict_log_proba``: a multinomial logistic regression on the L
+        held-out class scores (``msvm.fast.calibration``); its argmax may differ from ``predict``.
 
     Attributes
     ----------
@@ -136,6 +140,7 @@ class InhibitorySVC(OneVsAllSVC):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        probability=False,
     ):
         super().__init__(
             C=C,
@@ -153,6 +158,7 @@ class InhibitorySVC(OneVsAllSVC):
             verbose=verbose,
             warm_start=warm_start,
             eta=eta,
+            probability=probability,
         )
         self.mu = mu
 
@@ -224,6 +230,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        probability=False,
     ):
         super().__init__(
             C=C,
@@ -241,6 +248,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
             verbose=verbose,
             warm_start=warm_start,
             eta=eta,
+            probability=probability,
         )
         self.fit_intercept = fit_intercept
         self.margin = margin
@@ -299,6 +307,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         verbose=0,
         warm_start=False,
         eta=0.5,
+        probability=False,
     ):
         super().__init__(
             C=C,
@@ -316,6 +325,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
             verbose=verbose,
             warm_start=warm_start,
             eta=eta,
+            probability=probability,
         )
         self.cost = cost
 

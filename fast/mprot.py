@@ -74,7 +74,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         pass's largest V_p divided by log(t + e - 1) (our reading of logarithmic cooling).
     kernel, gamma, degree, coef0 : default "poly", 1.0, 1, 1.0
         The paper's linear kernel <x, y> + 1.
-    C, tol, max_iter, shrinking, cache_size, random_state, verbose : as for CrammerSingerSVC;
+    C, tol, max_iter, shrinking, cache_size, random_state, verbose, probability : as for
+        CrammerSingerSVC (probability: class scores are the best prototype's, MProt 2);
         ``random_state`` seeds the initial assignment, the annealing draws and the visiting order.
 
     Attributes
@@ -130,6 +131,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         cache_size=200,
         random_state=None,
         verbose=0,
+        probability=False,
     ):
         self.C = C
         self.kernel = kernel
@@ -150,6 +152,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.optimizer = optimizer
         self.pattern_selection = pattern_selection
         self.threshold = threshold
+        self.probability = probability
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -204,6 +207,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         path.append(primal())
         self.primal_path_ = np.array(path)
         self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
+        self._fit_probability(X, y_index)
         return self
 
     def _static_step(self, source, alpha, U, assigned, negative, C, rng, stop=None):

@@ -39,7 +39,7 @@ class SimplexSVC(BaseMulticlassSVC):
     C : float, default=1.0
         Canonical scale 1/2 ||f||^2 + C sum(loss); the paper's lambda is 1/(n C).
     kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
-    warm_start : as for the other estimators (the hinge loss uses the engine).
+    warm_start, probability : as for the other estimators (the hinge loss uses the engine).
 
     Attributes
     ----------
@@ -73,6 +73,7 @@ class SimplexSVC(BaseMulticlassSVC):
         random_state=None,
         verbose=0,
         warm_start=False,
+        probability=False,
     ):
         self.loss = loss
         self.C = C
@@ -87,6 +88,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.probability = probability
 
     # the engine's problem for the hinge loss
     solver, selection, eta = "dcd", "cyclic", 0.5
@@ -164,6 +166,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.intercept_ = np.zeros(T)
         self.code_ = simplex_code(T)
         self.dual_coef_ = self.code_coef_ = B  # the dual variables A of the square loss are B
+        self._fit_probability(X, self._y_index)
         return self
 
     def coef_path(self, Cs):
