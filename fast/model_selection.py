@@ -219,21 +219,25 @@ class LeaveOneOutSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """The refitted machine's decision values."""
-        return self.best_estimator_.decision_function(self._checked(X))
+        X = self._checked(X)
+        return self.best_estimator_.decision_function(X)
 
     def predict(self, X):
         """The refitted machine's predictions."""
-        return self.best_estimator_.predict(self._checked(X))
+        X = self._checked(X)
+        return self.best_estimator_.predict(X)
 
     @available_if(_best_has("predict_proba"))
     def predict_proba(self, X):
         """The refitted machine's probabilities (its ``probability=True``)."""
-        return self.best_estimator_.predict_proba(self._checked(X))
+        X = self._checked(X)
+        return self.best_estimator_.predict_proba(X)
 
     @available_if(_best_has("predict_log_proba"))
     def predict_log_proba(self, X):
         """The refitted machine's log-probabilities (its ``probability=True``)."""
-        return self.best_estimator_.predict_log_proba(self._checked(X))
+        X = self._checked(X)
+        return self.best_estimator_.predict_log_proba(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
