@@ -35,7 +35,9 @@ MACHINES = [
     LeeLinWahbaSVC(random_state=0),
     SimplexSVC(random_state=0),
     SimplexSVC(loss="squared", random_state=0),
-    MultiPrototypeSVC(n_prototypes=2, n_assignment_steps=5, kernel="rbf", gamma=0.5, random_state=0),
+    MultiPrototypeSVC(
+        n_prototypes=2, n_assignment_steps=5, kernel="rbf", gamma=0.5, random_state=0
+    ),
 ]
 
 
