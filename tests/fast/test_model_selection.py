@@ -18,6 +18,7 @@ from msvm.fast import (
     InhibitorySVC,
     LeaveOneOutSearchCV,
     WestonWatkinsSVC,
+    calibration,
     loo_grid_search,
 )
 
@@ -126,10 +127,14 @@ def test_search_cv_refits_the_best_cell_inside_a_pipeline(iris60):
     np.testing.assert_array_equal(restored.predict(X), pipe.predict(X))
 
 
-def test_search_cv_probabilities_come_from_the_refitted_machine(iris60):
+def test_search_cv_probabilities_come_from_the_refitted_machine(iris60, monkeypatch):
     X, y = iris60
     estimator = InhibitorySVC(probability=True, random_state=0)
+    with monkeypatch.context() as patch:  # the search itself calibrates nothing
+        patch.setattr(calibration, "held_out_scores", lambda *args: pytest.fail("calibrated"))
+        grid = loo_grid_search(estimator, X, y, Cs=[1.0, 10.0], gammas=[0.1, 1.0])
     search = LeaveOneOutSearchCV(estimator, Cs=[1.0, 10.0], gammas=[0.1, 1.0]).fit(X, y)
     P = search.predict_proba(X)
     np.testing.assert_allclose(P, search.best_estimator_.predict_proba(X))
     np.testing.assert_allclose(search.predict_log_proba(X), np.log(P), atol=1e-10)
+    np.testing.assert_array_equal(search.loo_accuracy_, grid.accuracy)
