@@ -32,7 +32,9 @@ class LeaveOneOutGrid:
     """The leave-one-out accuracy of every (gamma, C) cell.
 
     ``accuracy`` has shape (len(gammas), len(Cs)) in the order given; the best cell is the first
-    largest accuracy in that order (gammas outer, Cs inner), as GridSearchCV breaks ties.
+    largest accuracy with the Cs outer and the gammas inner, the cell that
+    ``GridSearchCV(estimator, {"C": Cs, "gamma": gammas})`` picks among ties (its ParameterGrid
+    sorts the keys, so C varies slowest).
     ``steps`` counts the engine's pattern updates; ``unconverged`` the folds that stopped at
     max_iter (each also warned).
     """
@@ -46,8 +48,9 @@ class LeaveOneOutGrid:
     @property
     def best_index(self) -> tuple[int, int]:
         """(gamma index, C index) of the best cell."""
-        k = int(np.argmax(self.accuracy))
-        return k // self.accuracy.shape[1], k % self.accuracy.shape[1]
+        by_C = self.accuracy.T  # C outer, gamma inner: GridSearchCV's order
+        b, a = np.unravel_index(int(np.argmax(by_C)), by_C.shape)
+        return int(a), int(b)
 
     @property
     def best_C(self) -> float:

@@ -7,7 +7,7 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.model_selection import LeaveOneOut, cross_val_score
+from sklearn.model_selection import GridSearchCV, LeaveOneOut, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -59,14 +59,26 @@ def test_loo_accuracy_equals_brute_force_refits(estimator, iris60):
     )
     np.testing.assert_array_equal(grid.accuracy, brute)
     assert 0.5 < brute.min() and brute.max() < 1.0 and np.unique(brute).size > 2  # non-trivial
-    a, b = np.unravel_index(np.argmax(brute), brute.shape)
+    b, a = np.unravel_index(np.argmax(brute.T), brute.T.shape)  # first max, C outer (GridSearchCV)
     assert (grid.best_gamma, grid.best_C) == (gammas[a], Cs[b])
     assert grid.best_accuracy == brute.max()
     rows = grid.table()
     assert len(rows) == 6 and rows[1] == {"gamma": 0.05, "C": 0.1, "accuracy": brute[0, 1]}
 
 
-def test_ties_go_to_the_first_cell_and_gamma_defaults_to_the_estimator(iris60):
+def test_ties_go_to_the_cell_gridsearchcv_picks(iris60):
+    X, y = iris60
+    estimator, Cs, gammas = InhibitorySVC(**TIGHT), [1.0, 10.0, 100.0], [0.02, 0.1, 1.0]
+    grid = loo_grid_search(estimator, X, y, Cs=Cs, gammas=gammas)
+    search = GridSearchCV(estimator, {"gamma": gammas, "C": Cs}, cv=LeaveOneOut()).fit(X, y)
+    # a tie to break: (gamma 0.1, C 100) and (gamma 1, C 1) both reach 58 of 60; GridSearchCV
+    # takes the smaller C (C varies slowest), the gammas-outer order would take gamma 0.1
+    assert np.sum(grid.accuracy == grid.best_accuracy) > 1
+    assert search.best_params_ == {"C": grid.best_C, "gamma": grid.best_gamma}
+    assert search.best_score_ == grid.best_accuracy
+
+
+def test_equal_cells_and_gamma_defaults_to_the_estimator(iris60):
     X, y = iris60
     grid = loo_grid_search(InhibitorySVC(gamma=0.5, **TIGHT), X, y, Cs=[10.0, 10.0])
     assert grid.gammas == [0.5] and grid.accuracy.shape == (1, 2)
