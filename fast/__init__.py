@@ -36,16 +36,19 @@ from msvm.fast.estimators import (  # noqa: E402 - after the cache folder is cho
     WestonWatkinsSVC,
 )
 from msvm.fast.mkpm import MKPMClassifier  # noqa: E402
+from msvm.fast.model_selection import LeaveOneOutSearchCV, loo_grid_search  # noqa: E402
 from msvm.fast.mprot import MultiPrototypeSVC  # noqa: E402
 from msvm.fast.simplex import SimplexSVC  # noqa: E402
 
 __all__ = [
     "CrammerSingerSVC",
     "InhibitorySVC",
+    "LeaveOneOutSearchCV",
     "LeeLinWahbaSVC",
     "MKPMClassifier",
     "MultiPrototypeSVC",
     "OneVsAllSVC",
     "SimplexSVC",
     "WestonWatkinsSVC",
+    "loo_grid_search",
 ]

@@ -28,6 +28,7 @@ from msvm.core.validation import (
     class_weight_vector,
     resolve_kernel,
 )
+from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import dual_vectors, outputs_of_state, separable, state_coef
@@ -115,7 +116,7 @@ def support_counts(support, y_index, n_classes):
     return np.bincount(y_index[support], minlength=n_classes).astype(np.int32)
 
 
-class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
+class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """Common parameters and fitting of the multiclass SVMs solved by ``msvm.fast``."""
 
     _parameter_constraints: dict = {
@@ -135,6 +136,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "eta": [Interval(Real, 0, 1, closed="right")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
+        "probability": ["boolean"],
     }
     _kind: int
     _single_variable_solvers = True  # ISVM Algorithms 1 and 2 apply (box-constrained duals)
@@ -158,6 +160,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         warm_start=False,
         eta=0.5,
         class_weight=None,
+        probability=False,
     ):
         self.C = C
         self.kernel = kernel
@@ -175,6 +178,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.eta = eta
         self.class_weight = class_weight
+        self.probability = probability
 
     # -- what a machine supplies: _kind, _dual_terms(y_index, L) -> (lin, free mask), and
     # _loss(F, y_index); optionally _inhibition(L) and _biased_terms(lin0, b, y_index). --------
@@ -292,6 +296,7 @@ class BaseMulticlassSVC(ClassifierMixin, BaseEstimator):
             self.coef_ = (W if linear else np.asarray(X.T @ B)).T
         else:
             self.__dict__.pop("coef_", None)
+        self._fit_probability(X, y_index)  # probability=True: msvm.fast.calibration
         return self
 
     def _resolve_selection(self, c) -> str:

@@ -63,6 +63,10 @@ _DOC_PARAMETERS = """
 
     fit(X, y, sample_weight=None): ``sample_weight`` multiplies pattern i's loss term by s_i
     (the dual bound C s_i); a weight 0 takes the pattern out of the fit.
+    probability : bool, default=False
+        Also calibrate the scores by 5-fold cross-validation (five more fits) into
+        ``predict_proba`` / ``predict_log_proba``: a multinomial logistic regression on the L
+        held-out class scores (``msvm.fast.calibration``); its argmax may differ from ``predict``.
 
     Attributes
     ----------
@@ -145,6 +149,7 @@ class InhibitorySVC(OneVsAllSVC):
         warm_start=False,
         eta=0.5,
         class_weight=None,
+        probability=False,
     ):
         super().__init__(
             C=C,
@@ -163,6 +168,7 @@ class InhibitorySVC(OneVsAllSVC):
             warm_start=warm_start,
             eta=eta,
             class_weight=class_weight,
+            probability=probability,
         )
         self.mu = mu
 
@@ -235,6 +241,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         warm_start=False,
         eta=0.5,
         class_weight=None,
+        probability=False,
     ):
         super().__init__(
             C=C,
@@ -253,6 +260,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
             warm_start=warm_start,
             eta=eta,
             class_weight=class_weight,
+            probability=probability,
         )
         self.fit_intercept = fit_intercept
         self.margin = margin
@@ -312,6 +320,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         warm_start=False,
         eta=0.5,
         class_weight=None,
+        probability=False,
     ):
         super().__init__(
             C=C,
@@ -330,6 +339,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
             warm_start=warm_start,
             eta=eta,
             class_weight=class_weight,
+            probability=probability,
         )
         self.cost = cost
 

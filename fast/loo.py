@@ -98,6 +98,8 @@ def leave_one_out_path(
     K, y = gram_matrix(estimator, X, y)
     source = precomputed_source(K)
     model = clone(estimator).set_params(kernel="precomputed", warm_start=warm_start)
+    if model.get_params().get("probability"):  # the path needs scores, not five more fits per C
+        model.set_params(probability=False)
     _, y_index, counts = np.unique(y, return_inverse=True, return_counts=True)
     singletons = np.flatnonzero(counts[y_index] == 1)  # folds that lose their class
     predictions, steps, unconverged = [], 0, 0

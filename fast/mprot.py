@@ -89,6 +89,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     s_i = sample_weight_i * class_weight[y_i], so its budget in (11) is C s_i and its annealing
     energy in (17) C s_i xi_i.  Only with ``optimizer="engine"`` (MProt's own optimisers are
     written for one C; a ValueError says so).
+    probability : as for CrammerSingerSVC (the class scores calibrated are the best prototype's,
+        MProt 2).
 
     Attributes
     ----------
@@ -144,6 +146,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         random_state=None,
         verbose=0,
         class_weight=None,
+        probability=False,
     ):
         self.C = C
         self.kernel = kernel
@@ -165,6 +168,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.pattern_selection = pattern_selection
         self.threshold = threshold
         self.class_weight = class_weight
+        self.probability = probability
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -227,6 +231,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         path.append(primal())
         self.primal_path_ = np.array(path)
         self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
+        self._fit_probability(X, y_index)
         return self
 
     def _static_step(self, source, alpha, U, assigned, negative, C, rng, stop=None):

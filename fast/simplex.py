@@ -51,6 +51,7 @@ class SimplexSVC(BaseMulticlassSVC):
         Canonical scale 1/2 ||f||^2 + C sum(loss); the paper's lambda is 1/(n C).
     kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
     warm_start, class_weight : as for the other estimators (the hinge loss uses the engine).
+    probability : as for the other estimators.
     ``fit(X, y, sample_weight=None)`` multiplies pattern i's loss by s_i (module docstring).
 
     Attributes
@@ -87,6 +88,7 @@ class SimplexSVC(BaseMulticlassSVC):
         verbose=0,
         warm_start=False,
         class_weight=None,
+        probability=False,
     ):
         self.loss = loss
         self.C = C
@@ -102,6 +104,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.verbose = verbose
         self.warm_start = warm_start
         self.class_weight = class_weight
+        self.probability = probability
 
     # the engine's problem for the hinge loss
     solver, selection, eta = "dcd", "cyclic", 0.5
@@ -192,6 +195,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.code_ = simplex_code(T)
         self.dual_coef_ = B  # the dual variables A of the square loss are B
         self.code_coef_ = B[self.support_]
+        self._fit_probability(X, self._y_index)
         return self
 
     def coef_path(self, Cs):
