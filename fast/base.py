@@ -33,6 +33,7 @@ from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import dual_vectors, outputs_of_state, separable, state_coef
 from msvm.fast.smo import SingleVariableSolver
+from msvm.fast.threads import with_fit_threads
 
 # Largest number of augmented-Lagrangian rounds for the Weston-Watkins bias (see fit).
 _BIAS_ROUNDS = 200
@@ -137,6 +138,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         "eta": [Interval(Real, 0, 1, closed="right")],
         "class_weight": [StrOptions({"balanced"}), dict, None],
         "probability": ["boolean"],
+        "n_jobs": [Integral, None],
     }
     _kind: int
     _single_variable_solvers = True  # ISVM Algorithms 1 and 2 apply (box-constrained duals)
@@ -161,6 +163,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         eta=0.5,
         class_weight=None,
         probability=False,
+        n_jobs=None,
     ):
         self.C = C
         self.kernel = kernel
@@ -179,6 +182,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.eta = eta
         self.class_weight = class_weight
         self.probability = probability
+        self.n_jobs = n_jobs
 
     # -- what a machine supplies: _kind, _dual_terms(y_index, L) -> (lin, free mask), and
     # _loss(F, y_index); optionally _inhibition(L) and _biased_terms(lin0, b, y_index). --------
@@ -199,6 +203,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return np.zeros(shape)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_fit_threads
     def fit(self, X, y, sample_weight=None):
         """Fit the machine to training data ``X`` (dense or CSR; Gram matrix if precomputed).
 

@@ -67,6 +67,10 @@ _DOC_PARAMETERS = """
         Also calibrate the scores by 5-fold cross-validation (five more fits) into
         ``predict_proba`` / ``predict_log_proba``: a multinomial logistic regression on the L
         held-out class scores (``msvm.fast.calibration``); its argmax may differ from ``predict``.
+    n_jobs : int or None, default=None
+        Threads for the kernel columns, the Gram matrix and BLAS: None or -1 every core (no more
+        than OMP_NUM_THREADS when set), k > 0 k threads, -k all but k - 1.  The result is the
+        same whatever n_jobs (``msvm.fast.threads``).
 
     Attributes
     ----------
@@ -150,6 +154,7 @@ class InhibitorySVC(OneVsAllSVC):
         eta=0.5,
         class_weight=None,
         probability=False,
+        n_jobs=None,
     ):
         super().__init__(
             C=C,
@@ -169,6 +174,7 @@ class InhibitorySVC(OneVsAllSVC):
             eta=eta,
             class_weight=class_weight,
             probability=probability,
+            n_jobs=n_jobs,
         )
         self.mu = mu
 
@@ -242,6 +248,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         eta=0.5,
         class_weight=None,
         probability=False,
+        n_jobs=None,
     ):
         super().__init__(
             C=C,
@@ -261,6 +268,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
             eta=eta,
             class_weight=class_weight,
             probability=probability,
+            n_jobs=n_jobs,
         )
         self.fit_intercept = fit_intercept
         self.margin = margin
@@ -321,6 +329,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         eta=0.5,
         class_weight=None,
         probability=False,
+        n_jobs=None,
     ):
         super().__init__(
             C=C,
@@ -340,6 +349,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
             eta=eta,
             class_weight=class_weight,
             probability=probability,
+            n_jobs=n_jobs,
         )
         self.cost = cost
 

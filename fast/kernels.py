@@ -198,7 +198,8 @@ def kernel_diagonal(source, out):
 
 # The exponential of an RBF Gram matrix is the one pass over it that BLAS does not thread; numpy
 # releases the GIL in ufunc loops, so row blocks are exponentiated on a few threads (the matrix
-# product before it already runs on every core).  Below EXP_THREAD_MIN entries one thread does.
+# product before it already runs on every core), at most numba's current count (a fit's
+# ``n_jobs``).  Below EXP_THREAD_MIN entries one thread does.
 _cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
 EXP_THREADS = min(len(_cores), 8)
 EXP_THREAD_MIN = 1 << 18
@@ -224,7 +225,7 @@ def _threaded_exp(E: np.ndarray) -> np.ndarray:
         np.minimum(E[rows], 0.0, out=E[rows])  # see core.kernels.rbf_exponent
         np.exp(E[rows], out=E[rows])
 
-    n_blocks = min(EXP_THREADS, max(1, E.size // EXP_THREAD_MIN))
+    n_blocks = min(EXP_THREADS, nb.get_num_threads(), max(1, E.size // EXP_THREAD_MIN))
     if n_blocks == 1:
         block(slice(None))
         return E
@@ -247,14 +248,16 @@ def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
 
 
 def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache_size: float,
-                  threads: int = 1):  # fmt: skip
+                  threads: int | None = None):  # fmt: skip
     """Build a column source for ``X`` (dense ndarray or CSR) with a ``cache_size`` MB budget,
-    computing long columns on ``threads`` threads (numba's: see ``fit_threads``).
+    computing long columns on ``threads`` threads (None: numba's current count, which a fit
+    sets from ``n_jobs``, ``msvm.fast.threads``).
 
     The whole Gram matrix is computed up front when it fits; otherwise at least two columns are
     cached and evicted least-recently-used.
     """
     n = X.shape[0]
+    threads = nb.get_num_threads() if threads is None else threads
     params = np.array([KERNEL_KIND[kernel], gamma, degree, coef0, threads], dtype=np.float64)
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)

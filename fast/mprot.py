@@ -43,6 +43,7 @@ from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
 from msvm.fast.patterns import CS, dual_vectors
+from msvm.fast.threads import with_fit_threads
 
 OPTIMIZERS = {"basic": BASIC, "all_pairs": ALL_PAIRS, "opt_kkt": OPT_KKT}
 CRITERIA = {"kkt": 0, "amg": 1, "bmg": 2}
@@ -147,6 +148,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         verbose=0,
         class_weight=None,
         probability=False,
+        n_jobs=None,
     ):
         self.C = C
         self.kernel = kernel
@@ -169,8 +171,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.threshold = threshold
         self.class_weight = class_weight
         self.probability = probability
+        self.n_jobs = n_jobs
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_fit_threads
     def fit(self, X, y, sample_weight=None):
         """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed);
         ``sample_weight`` weighs each pattern's slack (class docstring)."""

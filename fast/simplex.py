@@ -39,6 +39,7 @@ from msvm.fast.base import (
     validate_training_data,
 )
 from msvm.fast.patterns import SIGN
+from msvm.fast.threads import with_fit_threads
 
 
 class SimplexSVC(BaseMulticlassSVC):
@@ -89,6 +90,7 @@ class SimplexSVC(BaseMulticlassSVC):
         warm_start=False,
         class_weight=None,
         probability=False,
+        n_jobs=None,
     ):
         self.loss = loss
         self.C = C
@@ -105,6 +107,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.warm_start = warm_start
         self.class_weight = class_weight
         self.probability = probability
+        self.n_jobs = n_jobs
 
     # the engine's problem for the hinge loss
     solver, selection, eta = "dcd", "cyclic", 0.5
@@ -154,6 +157,7 @@ class SimplexSVC(BaseMulticlassSVC):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @with_fit_threads
     def _fit_squared(self, X, y, sample_weight=None):
         X, self._y_index = validate_training_data(self, X, y)
         weights = loss_weights(self, sample_weight, self._y_index)

@@ -1,0 +1,189 @@
+"""Issue 16: the first fit, large N, threads and memory, each as a ratio measured in one run.
+
+    python benchmarks/scale.py [cold] [scaling] [threads] [memory] [--max-n N] [--repeats R]
+
+cold     each estimator's first fit on iris in a fresh process with an empty numba cache
+         (NUMBA_CACHE_DIR in a new temporary folder), then again in a second fresh process with
+         that cache filled (warm); and ``import msvm.fast`` beyond scikit-learn's own import
+scaling  make_classification(N + 2000, 20 features, 15 informative, 10 one-cluster classes),
+         N = 2 000 ... --max-n (default 16 000) to fit, C = 1, RBF gamma="scale": each machine's
+         wall time against SVC's on the same data (fits alternate, medians of --repeats), and the
+         log-log slopes of both times in N
+threads  the same data at N = 16 000: each machine with n_jobs=1 against n_jobs=None (every
+         core), wall time, fits alternating
+memory   peak resident memory (VmHWM) of a process fitting InhibitorySVC (RBF, default
+         cache_size) on 60 000 x 784 random features in [0, 1), 10 classes: the peak over the
+         set-up and the first 90 s of the fit (the kernel cache, the data and the solver's arrays
+         are all allocated by then; a full fit takes hours here)
+
+Writes benchmarks/results/scale_<part>.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fast_engine import synthetic_split  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+COLD = ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC:linear", "MKPMClassifier")
+FIRST_FIT = """
+import sys, time
+t0 = time.perf_counter()
+import sklearn.svm
+t1 = time.perf_counter()
+import msvm.fast as F
+t2 = time.perf_counter()
+from sklearn.datasets import load_iris
+X, y = load_iris(return_X_y=True)
+name, _, kernel = sys.argv[1].partition(":")
+estimator = getattr(F, name)(**({"kernel": kernel} if kernel else {}))
+t3 = time.perf_counter()
+estimator.fit(X, y)
+print(t2 - t1, time.perf_counter() - t3)
+"""
+MEMORY = """
+import warnings
+import numpy as np
+from msvm.fast import InhibitorySVC
+InhibitorySVC(max_iter=1).fit(np.random.default_rng(0).random((40, 784)), np.arange(40) % 10)
+rng = np.random.default_rng(0)
+X, y = rng.random((60000, 784)), rng.integers(0, 10, 60000)
+print("fitting", flush=True)
+warnings.simplefilter("ignore")
+InhibitorySVC(random_state=0).fit(X, y)
+"""
+
+
+def write(part: str, title: str, lines: list[str]) -> None:
+    text = f"### {title}\n\n" + "\n".join(lines) + "\n"
+    print(text, flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"scale_{part}.md").write_text(text)
+
+
+def first_fit(name: str, cache_dir: str) -> tuple[float, float]:
+    """(import msvm.fast beyond sklearn, first fit) in a fresh process using ``cache_dir``."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
+    out = subprocess.run([sys.executable, "-c", FIRST_FIT, name], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()  # fmt: skip
+    return float(out[0]), float(out[1])
+
+
+def part_cold():
+    lines = ["| estimator (iris) | cold first fit [s] | warm first fit [s] | import [s] |",
+             "|---|---|---|---|"]  # fmt: skip
+    for name in COLD:
+        with tempfile.TemporaryDirectory() as cache:
+            imported, cold = first_fit(name, cache)
+            _, warm = first_fit(name, cache)
+        lines.append(f"| {name} | {cold:.1f} | {warm:.2f} | {imported:.2f} |")
+    write("cold", "First fit in a fresh process: empty numba cache (cold), filled (warm)", lines)
+
+
+def wall_fit(estimator, X, y) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        start = time.perf_counter()
+        estimator.fit(X, y)
+        return time.perf_counter() - start
+
+
+def machines():
+    from msvm.fast import CrammerSingerSVC, InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC
+
+    return (OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC, InhibitorySVC)
+
+
+def part_scaling(max_n: int, repeats: int):
+    sizes = [n for n in (2000, 4000, 8000, 16000, 32000, 60000) if n <= max_n]
+    times: dict[str, list[float]] = {}
+    for n in sizes:
+        Xtr, _, ytr, _ = synthetic_split(n + 2000, 2000)
+        for Estimator in machines():
+            Estimator(max_iter=1).fit(Xtr[:50], ytr[:50])  # compile outside the timings
+            ours, theirs = [], []
+            for seed in range(repeats):
+                theirs.append(wall_fit(SVC(), Xtr, ytr))
+                ours.append(wall_fit(Estimator(random_state=seed, n_jobs=1), Xtr, ytr))
+            times.setdefault(Estimator.__name__, []).append(np.median(ours))
+            times.setdefault("SVC", []).append(np.median(theirs))  # every machine's pairs
+            print(n, Estimator.__name__, np.median(ours), np.median(theirs), flush=True)
+    svc = np.array(times.pop("SVC")).reshape(len(sizes), -1).mean(axis=1)
+    header = " | ".join(f"N = {n}" for n in sizes)
+    lines = [f"| machine | {header} | slope | SVC slope |", "|---" * (len(sizes) + 3) + "|"]
+    svc_slope = np.polyfit(np.log(sizes), np.log(svc), 1)[0] if len(sizes) > 1 else np.nan
+    for name, ts in times.items():
+        slope = np.polyfit(np.log(sizes), np.log(ts), 1)[0] if len(sizes) > 1 else np.nan
+        cells = " | ".join(f"{t / s:.2f}x ({t:.1f} s)" for t, s in zip(ts, svc, strict=True))
+        lines.append(f"| {name} | {cells} | {slope:.2f} | {svc_slope:.2f} |")
+    lines.append(f"| SVC [s] | {' | '.join(f'{s:.1f}' for s in svc)} | | |")
+    write("scaling", f"Wall time against SVC (one thread each: n_jobs=1), medians of {repeats}",
+          lines)  # fmt: skip
+
+
+def part_threads(repeats: int, n: int = 16000):
+    Xtr, _, ytr, _ = synthetic_split(n + 2000, 2000)
+    lines = ["| machine | n_jobs=1 [s] | n_jobs=None [s] | speed-up |", "|---|---|---|---|"]
+    for Estimator in machines():
+        Estimator(max_iter=1).fit(Xtr[:50], ytr[:50])
+        one, every = [], []
+        for seed in range(repeats):
+            one.append(wall_fit(Estimator(random_state=seed, n_jobs=1), Xtr, ytr))
+            every.append(wall_fit(Estimator(random_state=seed), Xtr, ytr))
+        t1, tn = np.median(one), np.median(every)
+        lines.append(f"| {Estimator.__name__} | {t1:.1f} | {tn:.1f} | {t1 / tn:.2f}x |")
+    cores = len(os.sched_getaffinity(0))
+    write("threads", f"{n} points: one thread against every core ({cores}), wall time", lines)
+
+
+def part_memory(seconds: float = 90.0):
+    process = subprocess.Popen([sys.executable, "-c", MEMORY], stdout=subprocess.PIPE, text=True)
+    process.stdout.readline()  # "fitting": the data are in memory
+    start, peak = time.perf_counter(), 0.0
+    while time.perf_counter() - start < seconds and process.poll() is None:
+        for line in open(f"/proc/{process.pid}/status"):
+            if line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) / 1024
+        time.sleep(0.5)
+    process.kill()
+    data = 60000 * 784 * 8 / 2**20
+    lines = ["| N x d | cache_size [MB] | peak RSS [MB] | data [MB] |", "|---|---|---|---|",
+             f"| 60000 x 784 | 200 (default) | {peak:.0f} | {data:.0f} |"]  # fmt: skip
+    write("memory", f"Peak memory of an RBF InhibitorySVC fit (set-up and first {seconds:.0f} s)",
+          lines)  # fmt: skip
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("parts", nargs="*", default=["cold", "scaling", "threads", "memory"])
+    parser.add_argument("--max-n", type=int, default=16000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    for part in args.parts:
+        if part == "cold":
+            part_cold()
+        elif part == "scaling":
+            part_scaling(args.max_n, args.repeats)
+        elif part == "threads":
+            part_threads(args.repeats)
+        elif part == "memory":
+            part_memory()
+        else:
+            parser.error(f"unknown part {part!r}")
+
+
+if __name__ == "__main__":
+    main()

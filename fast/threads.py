@@ -1,0 +1,66 @@
+"""The threads of a fit: ``n_jobs``.
+
+A fit runs its kernel columns (``kernels.column_in_blocks``), the Gram matrix's exponential
+(``kernels.gram``) and BLAS on ``resolve_n_jobs(n_jobs)`` threads; every value is computed as on
+one thread, so the result does not depend on ``n_jobs`` (tested to the last bit).
+
+``n_jobs=None`` (the default) takes every core this process may run on, as multi-core SVM
+libraries do, but no more than ``OMP_NUM_THREADS`` when that is set (joblib's process workers
+set it to their share of the cores) nor than numba's NUMBA_NUM_THREADS; ``-1`` is the same;
+``k > 0`` is k threads (at most numba's limit); ``-k`` leaves k - 1 of the cores idle, as in
+joblib.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from contextlib import contextmanager
+
+import numba
+from threadpoolctl import threadpool_limits
+
+
+def available_cores() -> int:
+    """The cores this process may run on, capped by OMP_NUM_THREADS and numba's limit."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    limit = os.environ.get("OMP_NUM_THREADS", "")
+    if limit.isdigit() and int(limit) > 0:
+        cores = min(cores or 1, int(limit))
+    return max(1, min(cores or 1, numba.config.NUMBA_NUM_THREADS))
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """The thread count for ``n_jobs`` (module docstring); ValueError for 0."""
+    if n_jobs == 0:
+        raise ValueError("n_jobs == 0 has no meaning; use None or -1 for every core, or k > 0.")
+    cores = available_cores()
+    if n_jobs is None:
+        return cores
+    if n_jobs < 0:
+        return max(1, cores + 1 + n_jobs)
+    return min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)
+
+
+@contextmanager
+def fit_threads(n_jobs):
+    """Run the body on ``resolve_n_jobs(n_jobs)`` threads (numba's and BLAS's), then restore."""
+    threads = resolve_n_jobs(n_jobs)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        with threadpool_limits(limits=threads, user_api="blas"):
+            yield threads
+    finally:
+        numba.set_num_threads(previous)
+
+
+def with_fit_threads(fit):
+    """Decorate an estimator's ``fit`` to run in ``fit_threads(self.n_jobs)``."""
+
+    @functools.wraps(fit)
+    def threaded_fit(self, *args, **kwargs):
+        with fit_threads(self.n_jobs):
+            return fit(self, *args, **kwargs)
+
+    return threaded_fit
