@@ -1,0 +1,7 @@
+"""``python -m msvm`` is the ``msvm`` command."""
+
+import sys
+
+from msvm.verify.cli import main
+
+sys.exit(main())
