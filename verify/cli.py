@@ -105,9 +105,9 @@ def verify_command(args) -> int:
 
 
 def claims_command(args) -> int:
-    from msvm.verify.claims import VERDICTS, all_claims
-
     from tqdm import tqdm
+
+    from msvm.verify.claims import VERDICTS, all_claims
 
     with tqdm(desc="claims", unit="group", disable=progress_disabled(args)) as bar:
         claims = all_claims(progress=bar)
@@ -273,7 +273,8 @@ def progress_disabled(args) -> bool | None:
     return True if getattr(args, "quiet", False) else None
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``msvm`` command's parser: five commands, every option with its help and default."""
     from msvm import __version__
 
     parser = argparse.ArgumentParser(
@@ -300,8 +301,9 @@ def main(argv=None) -> int:
         help="iris, wine, digits, or a CSV file (header; label column last); a CSV file needs "
         "--n-samples",
     )
-    verify.add_argument("--label-column", help="name of the label column of a CSV file (default: "
-                        "the last)")
+    verify.add_argument(
+        "--label-column", help="name of the label column of a CSV file (default: the last)"
+    )
     verify.add_argument(
         "--kernel",
         choices=["linear", "rbf", "poly"],
@@ -378,10 +380,14 @@ def main(argv=None) -> int:
         help="bundled names or CSV files; NAME=FILE names a CSV file after an ISVM Table 2 data "
         "set (e.g. glass=my_glass.csv) so that Table 3's row is shown beside it",
     )
-    robust.add_argument("--label-column", help="name of the label column of CSV files (default: "
-                        "the last)")
     robust.add_argument(
-        "--sizes", type=positive_int, nargs="+", default=list(DEFAULT_SIZES),
+        "--label-column", help="name of the label column of CSV files (default: the last)"
+    )
+    robust.add_argument(
+        "--sizes",
+        type=positive_int,
+        nargs="+",
+        default=list(DEFAULT_SIZES),
         help="subset sizes N_s",
     )
     robust.add_argument(
@@ -402,9 +408,7 @@ def main(argv=None) -> int:
         default=[5.0, 10.0],
         help="g of the paper's normalised Gaussian exp(-g |x - x'|^2 / M)",
     )
-    robust.add_argument(
-        "--C-min", type=positive_float, default=0.1, help="first C of the grid"
-    )
+    robust.add_argument("--C-min", type=positive_float, default=0.1, help="first C of the grid")
     robust.add_argument(
         "--C-max", type=positive_float, default=50.0, help="end of the C grid (exclusive)"
     )
@@ -422,7 +426,13 @@ def main(argv=None) -> int:
 
     data = command("datasets", "fetch ISVM Table 2's data sets; compare them")
     datasets_cli.add_arguments(data)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    from msvm.datasets import cli as datasets_cli
+
+    args = build_parser().parse_args(argv)
     commands_run = {
         "verify": verify_command,
         "claims": claims_command,

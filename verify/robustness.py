@@ -380,7 +380,10 @@ def run_study(
     else:
         results = _serial(pending, data, config)
     with tqdm(
-        total=len(tasks), initial=len(tasks) - len(pending), unit="task", disable=None if progress else True
+        total=len(tasks),
+        initial=len(tasks) - len(pending),
+        unit="task",
+        disable=None if progress else True,
     ) as bar:
         for result in results:
             save_result(folder, result)
@@ -516,6 +519,15 @@ def write_outputs(results, config: StudyConfig, out) -> dict:
 
 
 def plot(rows: list[Table3Row], path, columns: int = 3) -> None:
+    """Save :func:`figure` to ``path`` (PNG, 100 dpi: 1200 px wide at most, by default)."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(rows, columns)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def figure(rows: list[Table3Row], columns: int = 3):
     """Pooled leave-one-out accuracy against N_s: one panel per data set on a grid of at most
     ``columns`` panels a row, one colour per machine, best 10 % solid and best 50 % dashed (a
     data set with a single N_s shows its two values as points: a filled and an open marker)."""
@@ -572,5 +584,4 @@ def plot(rows: list[Table3Row], path, columns: int = 3) -> None:
     )
     legend_rows = math.ceil(len(handles) / 4)
     fig.tight_layout(rect=(0, 0.06 * legend_rows / n_rows, 1, 1))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    return fig
