@@ -96,13 +96,17 @@ def on_files(files, config):
     for script in sorted(EXAMPLES.glob("*.py")):
         output, figures, seconds = run_example(script)
         page = f"examples/{script.stem}.md"
-        files.append(File.generated(config, page, content=example_page(script, output, figures, seconds)))
+        files.append(
+            File.generated(config, page, content=example_page(script, output, figures, seconds))
+        )
         for name, data in figures:
             files.append(File.generated(config, f"examples/{script.stem}_{name}", content=data))
         summary = ast.get_docstring(ast.parse(script.read_text())).split("\n", 1)[0]
         entries.append(f"- [{summary.rstrip('.')}]({script.stem}.md)")
     index = "# Examples\n\nScripts in `docs/examples/`, run each time these pages are built.\n\n"
-    files.append(File.generated(config, "examples/index.md", content=index + "\n".join(entries) + "\n"))
+    files.append(
+        File.generated(config, "examples/index.md", content=index + "\n".join(entries) + "\n")
+    )
     for published in PUBLISHED:
         path = ROOT / published
         paths = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
