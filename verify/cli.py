@@ -288,6 +288,17 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name, text):
         return commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
 
+    def add_names(sub, option, names, default, what):
+        """An option taking some of ``names`` (listed in its help, not in its usage line)."""
+        sub.add_argument(
+            option,
+            nargs="+",
+            choices=list(names),
+            default=list(default),
+            metavar="NAME",
+            help=f"{what}, of: " + ", ".join(names),
+        )
+
     def add_quiet(sub):
         sub.add_argument(
             "--quiet", action="store_true", help="no progress bar (it is off anyway when not a TTY)"
@@ -320,14 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a class-balanced subset of this size of every data set (default: all of iris and "
         "wine, 150 of digits; with --quick 90 of wine, 100 of digits); required for a CSV file",
     )
-    verify.add_argument(
-        "--formulations",
-        nargs="+",
-        choices=list(FORMULATIONS),
-        default=list(FORMULATIONS),
-        metavar="NAME",
-        help="formulations to check, of: " + ", ".join(FORMULATIONS),
-    )
+    add_names(verify, "--formulations", FORMULATIONS, FORMULATIONS, "formulations to check")
     verify.add_argument(
         "--quick", action="store_true", help="smaller subsets, without ISVM's own solvers"
     )
@@ -353,13 +357,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--trials", type=positive_int, default=1000, help="draws of p per loss and L"
     )
     consistency.add_argument("--seed", type=int, default=0, help="seed of the draws")
-    consistency.add_argument(
+    add_names(
+        consistency,
         "--formulations",
-        nargs="+",
-        choices=CONSISTENCY_FORMULATIONS,
-        default=list(CONSISTENCY_FORMULATIONS),
-        metavar="NAME",
-        help="losses to test, of: " + ", ".join(CONSISTENCY_FORMULATIONS),
+        CONSISTENCY_FORMULATIONS,
+        CONSISTENCY_FORMULATIONS,
+        "losses to test",
     )
     consistency.add_argument("--json", help="write the rates as JSON to this file")
     consistency.add_argument(
@@ -393,14 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     robust.add_argument(
         "--realisations", type=positive_int, default=100, help="random subsets per size"
     )
-    robust.add_argument(
-        "--machines",
-        nargs="+",
-        choices=list(MACHINES),
-        default=list(PAPER_MACHINES),
-        metavar="NAME",
-        help="machines to run, of: " + ", ".join(MACHINES),
-    )
+    add_names(robust, "--machines", MACHINES, PAPER_MACHINES, "machines to run")
     robust.add_argument(
         "--gammas",
         type=positive_float,
