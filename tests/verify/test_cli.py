@@ -71,11 +71,11 @@ def write_csv(path, X, y):
     return str(path)
 
 
-def test_verify_on_a_csv_needs_n_samples(tmp_path, capsys):
-    X, y = datasets.load("iris")
-    path = write_csv(tmp_path / "flowers.csv", X, y)
+def test_verify_on_a_large_csv_needs_n_samples(tmp_path, capsys):
+    X, y = datasets.load("digits")
+    path = write_csv(tmp_path / "digits.csv", X, y)
     assert main(["verify", "--dataset", path]) == 2
-    assert "give --n-samples" in capsys.readouterr().err
+    assert f"has {y.size} rows: give --n-samples" in capsys.readouterr().err
 
 
 def test_progress_goes_to_stderr_only_on_a_terminal(tmp_path, capsys):
