@@ -277,7 +277,12 @@ def progress_disabled(args) -> bool | None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``msvm`` command's parser: five commands, every option with its help and default."""
-    from msvm import __version__
+    try:
+        from msvm import __version__
+    except ImportError:  # an editable install made before top/ was mapped: reinstall to fix
+        from importlib.metadata import version
+
+        __version__ = version("msvm")
 
     parser = argparse.ArgumentParser(
         prog="msvm",
