@@ -1,10 +1,11 @@
-"""The README's robustness tables from finished study folders (see the README for the commands).
+"""The robustness page's tables from finished study folders (docs/robustness.md has the commands).
 
     python benchmarks/robustness_tables.py STUDY_ROOT
 
 STUDY_ROOT holds ``iris_wine``, ``digits`` and ``digits500`` (each written by ``msvm
 robustness``).  Copies their tables to ``benchmarks/results/robustness/``, builds the union
-``STUDY_ROOT/all`` (sizes 50, 100, 200) for Table 4, and rewrites the README block between the
+``STUDY_ROOT/all`` (sizes 50, 100, 200) for Table 4, and rewrites the block of docs/robustness.md
+between the
 ``robustness-results`` markers.
 """
 
@@ -112,14 +113,14 @@ at these N_s are far harder), best 10 %:
 
 ![pooled leave-one-out accuracy](benchmarks/results/robustness/robustness.png)
 
-(solid: best 10 %, dashed: best 50 %; sizes of the Table 4 run below.)
+(sizes of the Table 4 run below.)
 
 Table 4 over the three data sets (`--sizes 50 100 200` on the union of the task folders; Iris
 enters N_s = 200 with 140 points and Wine with 160, as in the paper):
 
 {(RESULTS / "table4.md").read_text().strip()}
 """
-    readme = ROOT / "README.md"
+    readme = ROOT / "docs" / "robustness.md"
     text = readme.read_text()
     start, end = "<!-- robustness-results:start -->\n", "<!-- robustness-results:end -->"
     head, rest = text.split(start)

@@ -37,7 +37,7 @@ def _augmented(Z, *columns) -> np.ndarray:
 
 def rbf_exponent(X, Y, gamma) -> np.ndarray:
     """-gamma ||x - y||^2 for every pair, in one matrix product:
-    [2 gamma X, -gamma |x|^2, 1] [Y, 1, -gamma |y|^2]^T = -gamma (|x|^2 + |y|^2 - 2 <x, y>).
+    ``[2 gamma X, -gamma |x|^2, 1] [Y, 1, -gamma |y|^2]^T = -gamma (|x|^2 + |y|^2 - 2 <x, y>)``.
 
     Rounding can leave the exponent of (nearly) equal points above 0: a few ulps at moderate
     gamma, but at gamma = 1e300 as much as 1e285, whose exponential is inf; ``rbf_kernel``

@@ -23,9 +23,20 @@ COLUMNS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``fetch`` and ``table`` actions, for this module's parser and the ``msvm`` command's."""
-    actions = parser.add_subparsers(dest="action", required=True)
-    fetch_parser = actions.add_parser("fetch", help="unpack the data sets' packages to the folder")
-    table_parser = actions.add_parser("table", help="load each data set and compare with Table 2")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    formatter = parser.formatter_class  # the msvm command's shows every default
+    fetch_parser = actions.add_parser(
+        "fetch",
+        help="unpack the data sets' packages to the folder",
+        description="unpack the data sets' packages to the folder",
+        formatter_class=formatter,
+    )
+    table_parser = actions.add_parser(
+        "table",
+        help="load each data set and compare with Table 2",
+        description="load each data set and compare with Table 2",
+        formatter_class=formatter,
+    )
     for action in (fetch_parser, table_parser):
         action.add_argument("names", nargs="*", help="data sets (default: all)")
         action.add_argument("--folder", help="data folder (default: $MSVM_DATA or ~/.cache/msvm)")

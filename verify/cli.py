@@ -21,6 +21,8 @@ from msvm.core import datasets
 from msvm.reference import FORMULATIONS
 from msvm.verify.crosscheck import check
 
+# a CSV file of more rows needs --n-samples (the digits subset is 150)
+CSV_ROWS_WHOLE = 200
 # data set -> (kernel, C, subset size, subset size with --quick)
 BUNDLED = {
     "iris": ("linear", 0.1, None, None),
@@ -30,6 +32,8 @@ BUNDLED = {
 
 
 def verify_command(args) -> int:
+    from tqdm import tqdm
+
     rows, profiles = [], []
     for name in args.dataset:
         kernel, C, n, n_quick = BUNDLED.get(name, ("rbf", 1.0, None, None))
@@ -37,6 +41,12 @@ def verify_command(args) -> int:
         C = C if args.C is None else args.C
         n = args.n_samples or (n_quick if args.quick else n)
         X, y = datasets.load_any(name, args.label_column, n_samples=n)
+        if name not in BUNDLED and n is None and y.size > CSV_ROWS_WHOLE:
+            raise ValueError(
+                f"{name} has {y.size} rows: give --n-samples (a class-balanced subset; the "
+                "reference layer solves every formulation exactly, in time that grows quickly "
+                f"with N; files of up to {CSV_ROWS_WHOLE} rows are checked whole)"
+            )
         if name not in BUNDLED:  # a user's CSV: standardised features
             X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
         label = Path(name).name
@@ -45,17 +55,25 @@ def verify_command(args) -> int:
             f"{'formulation':<16}{'primal':>14}{'rel. gap':>10}{'fast':>28}{'fast diff':>11}"
             f"{'output diff':>12}  result"
         )
-        for formulation in args.formulations:
+        bar = tqdm(
+            args.formulations,
+            desc=label,
+            unit="formulation",
+            disable=True if name in BUNDLED else progress_disabled(args),
+            leave=False,
+        )
+        for formulation in bar:
             start = time.perf_counter()
             row = check(
                 formulation, X, y, C=C, kernel=kernel, dataset=label, paper_solvers=not args.quick
             )
             elapsed = time.perf_counter() - start
             verdict = "pass" if row.passed else "FAIL: " + "; ".join(row.reasons)
-            print(
+            bar.write(
                 f"{formulation:<16}{row.primal:>14.6f}{row.gap:>10.1e}{row.fast:>28}"
                 f"{row.fast_difference:>11.1e}{row.output_difference:>12.1e}  {verdict}"
-                f"  ({elapsed:.1f} s)"
+                f"  ({elapsed:.1f} s)",
+                file=sys.stdout,
             )
             rows.append(row)
         if args.plots:
@@ -89,9 +107,12 @@ def verify_command(args) -> int:
 
 
 def claims_command(args) -> int:
+    from tqdm import tqdm
+
     from msvm.verify.claims import VERDICTS, all_claims
 
-    claims = all_claims()
+    with tqdm(desc="claims", unit="group", disable=progress_disabled(args)) as bar:
+        claims = all_claims(progress=bar)
     print(f"{'verdict':<8}{'source':<34}claim")
     for c in claims:
         print(f"{c.verdict:<8}{c.source:<34}{c.claim}\n{'':<42}{c.detail}")
@@ -123,7 +144,9 @@ def consistency_command(args) -> int:
     rows = []
     passes = 1 + (len(tol.moves()) if args.sensitivity else 0)
     total = len(args.formulations) * len(args.classes) * args.trials * passes
-    with tqdm(total=total, desc="conditional-risk LPs", unit="draw") as progress:
+    with tqdm(
+        total=total, desc="conditional-risk LPs", unit="draw", disable=progress_disabled(args)
+    ) as progress:
         for formulation in args.formulations:
             for L in args.classes:
                 rows.append(
@@ -192,6 +215,7 @@ def robustness_command(args) -> int:
         jobs=args.jobs,
         workers=args.workers,
         scheduler=args.scheduler,
+        progress=not args.quiet,
     )
     tables = write_outputs(results, config, args.out)
     print(Path(args.out, "table3.md").read_text())
@@ -227,17 +251,77 @@ class_count = _checked(int, lambda v: v >= 2, "a number of classes >= 2")
 positive_float = _checked(float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="msvm", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    verify = commands.add_parser("verify", help="cross-check the reference and fast layers")
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's default in its help, except where there is none to show (None, False)."""
+
+    def _get_help_string(self, action):
+        default = action.default
+        if default is None or default is False or "%(default)" in (action.help or ""):
+            return action.help
+        if isinstance(default, list):  # as typed on the command line
+            every = action.choices is not None and list(default) == list(action.choices)
+            shown = "all" if every else " ".join(map(str, default))
+            return f"{action.help} (default: {shown})"
+        return super()._get_help_string(action)
+
+
+def plain(text: str) -> str:
+    """Help text without the docstrings' RST markup."""
+    return text.replace("``", "").replace(":func:", "").replace("`", "")
+
+
+def progress_disabled(args) -> bool | None:
+    """tqdm's ``disable``: off with --quiet, and off by itself when stderr is not a terminal."""
+    return True if getattr(args, "quiet", False) else None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``msvm`` command's parser: five commands, every option with its help and default."""
+    try:
+        from msvm import __version__
+    except ImportError:  # an editable install made before top/ was mapped: reinstall to fix
+        from importlib.metadata import version
+
+        __version__ = version("msvm")
+
+    parser = argparse.ArgumentParser(
+        prog="msvm",
+        description=plain(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, text):
+        return commands.add_parser(name, help=text, description=text, formatter_class=HelpFormatter)
+
+    def add_names(sub, option, names, default, what):
+        """An option taking some of ``names`` (listed in its help, not in its usage line)."""
+        sub.add_argument(
+            option,
+            nargs="+",
+            choices=list(names),
+            default=list(default),
+            metavar="NAME",
+            help=f"{what}, of: " + ", ".join(names),
+        )
+
+    def add_quiet(sub):
+        sub.add_argument(
+            "--quiet", action="store_true", help="no progress bar (it is off anyway when not a TTY)"
+        )
+
+    verify = command("verify", "cross-check the reference and fast layers")
     verify.add_argument(
         "--dataset",
         nargs="+",
         default=list(BUNDLED),
-        help="iris, wine, digits, or a CSV file (header; label column last)",
+        help="iris, wine, digits, or a CSV file (header; label column last); a CSV file of more "
+        f"than {CSV_ROWS_WHOLE} rows needs --n-samples",
     )
-    verify.add_argument("--label-column", help="name of the label column of a CSV file")
+    verify.add_argument(
+        "--label-column", help="name of the label column of a CSV file (default: the last)"
+    )
     verify.add_argument(
         "--kernel",
         choices=["linear", "rbf", "poly"],
@@ -251,31 +335,41 @@ def main(argv=None) -> int:
     verify.add_argument(
         "--n-samples",
         type=positive_int,
-        help="a class-balanced subset of this size of every data set",
+        help="a class-balanced subset of this size of every data set (default: all of iris and "
+        "wine, 150 of digits; with --quick 90 of wine, 100 of digits; all of a CSV file)",
     )
-    verify.add_argument(
-        "--formulations", nargs="+", choices=list(FORMULATIONS), default=list(FORMULATIONS)
-    )
+    add_names(verify, "--formulations", FORMULATIONS, FORMULATIONS, "formulations to check")
     verify.add_argument(
         "--quick", action="store_true", help="smaller subsets, without ISVM's own solvers"
     )
     verify.add_argument("--json", help="write the rows as JSON to this file")
     verify.add_argument("--markdown", help="write the table as Markdown to this file")
     verify.add_argument("--plots", help="folder for the figure of E*(mu), the inhibition study")
-    claims = commands.add_parser("claims", help="check the papers' printed formulas")
+    add_quiet(verify)
+    claims = command("claims", "check the papers' printed formulas")
     claims.add_argument("--json", help="write the claims as JSON to this file")
     claims.add_argument("--markdown", help="write the table as Markdown to this file")
+    add_quiet(claims)
     from msvm.verify.consistency import FORMULATIONS as CONSISTENCY_FORMULATIONS
 
-    consistency = commands.add_parser("consistency", help="Bayes-consistency Monte Carlo")
-    consistency.add_argument("--classes", type=class_count, nargs="+", default=[2, 3, 4, 5, 6])
-    consistency.add_argument("--trials", type=positive_int, default=1000)
-    consistency.add_argument("--seed", type=int, default=0)
+    consistency = command("consistency", "Bayes-consistency Monte Carlo (ISVM Algorithm 3)")
     consistency.add_argument(
-        "--formulations",
+        "--classes",
+        type=class_count,
         nargs="+",
-        choices=CONSISTENCY_FORMULATIONS,
-        default=list(CONSISTENCY_FORMULATIONS),
+        default=[2, 3, 4, 5, 6],
+        help="numbers of classes L to draw for",
+    )
+    consistency.add_argument(
+        "--trials", type=positive_int, default=1000, help="draws of p per loss and L"
+    )
+    consistency.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    add_names(
+        consistency,
+        "--formulations",
+        CONSISTENCY_FORMULATIONS,
+        CONSISTENCY_FORMULATIONS,
+        "losses to test",
     )
     consistency.add_argument("--json", help="write the rates as JSON to this file")
     consistency.add_argument(
@@ -283,37 +377,65 @@ def main(argv=None) -> int:
         action="store_true",
         help="re-classify every draw with each tolerance moved 10x and count changed verdicts",
     )
+    add_quiet(consistency)
     from msvm.verify.robustness import DEFAULT_SIZES, MACHINES, PAPER_MACHINES
 
-    robust = commands.add_parser(
-        "robustness", help="ISVM section 9: pooled leave-one-out accuracy over a (C, gamma) grid"
+    robust = command(
+        "robustness", "ISVM section 9: pooled leave-one-out accuracy over a (C, gamma) grid"
     )
     robust.add_argument(
-        "--datasets", nargs="+", default=["iris", "wine", "digits"], help="names or CSV files"
+        "--datasets",
+        nargs="+",
+        default=["iris", "wine", "digits"],
+        help="bundled names or CSV files; NAME=FILE names a CSV file after an ISVM Table 2 data "
+        "set (e.g. glass=my_glass.csv) so that Table 3's row is shown beside it",
     )
-    robust.add_argument("--label-column", help="name of the label column of CSV files")
-    robust.add_argument("--sizes", type=positive_int, nargs="+", default=list(DEFAULT_SIZES))
-    robust.add_argument("--realisations", type=positive_int, default=100)
     robust.add_argument(
-        "--machines", nargs="+", choices=list(MACHINES), default=list(PAPER_MACHINES)
+        "--label-column", help="name of the label column of CSV files (default: the last)"
     )
-    robust.add_argument("--gammas", type=positive_float, nargs="+", default=[5.0, 10.0])
-    robust.add_argument("--C-min", type=positive_float, default=0.1)
-    robust.add_argument("--C-max", type=positive_float, default=50.0, help="exclusive")
-    robust.add_argument("--C-step", type=positive_float, default=0.5)
+    robust.add_argument(
+        "--sizes",
+        type=positive_int,
+        nargs="+",
+        default=list(DEFAULT_SIZES),
+        help="subset sizes N_s",
+    )
+    robust.add_argument(
+        "--realisations", type=positive_int, default=100, help="random subsets per size"
+    )
+    add_names(robust, "--machines", MACHINES, PAPER_MACHINES, "machines to run")
+    robust.add_argument(
+        "--gammas",
+        type=positive_float,
+        nargs="+",
+        default=[5.0, 10.0],
+        help="g of the paper's normalised Gaussian exp(-g |x - x'|^2 / M)",
+    )
+    robust.add_argument("--C-min", type=positive_float, default=0.1, help="first C of the grid")
+    robust.add_argument(
+        "--C-max", type=positive_float, default=50.0, help="end of the C grid (exclusive)"
+    )
+    robust.add_argument("--C-step", type=positive_float, default=0.5, help="step of the C grid")
     robust.add_argument(
         "--tol", type=positive_float, default=1e-3, help="the machines' KKT tolerance"
     )
-    robust.add_argument("--seed", type=int, default=0)
+    robust.add_argument("--seed", type=int, default=0, help="seed of the random subsets")
     robust.add_argument("--out", default="robustness", help="folder for results (resumable)")
     robust.add_argument("--jobs", type=int, default=1, help="joblib processes (-1: all cores)")
     robust.add_argument("--workers", type=int, help="run on a Dask LocalCluster of N workers")
     robust.add_argument("--scheduler", help="address of a running Dask scheduler")
+    add_quiet(robust)
     from msvm.datasets import cli as datasets_cli
 
-    data = commands.add_parser("datasets", help="fetch ISVM Table 2's data sets; compare them")
+    data = command("datasets", "fetch ISVM Table 2's data sets; compare them")
     datasets_cli.add_arguments(data)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    from msvm.datasets import cli as datasets_cli
+
+    args = build_parser().parse_args(argv)
     commands_run = {
         "verify": verify_command,
         "claims": claims_command,

@@ -34,6 +34,7 @@ import csv
 import json
 import math
 import os
+import re
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -162,15 +163,45 @@ class TaskResult:
 
 
 # -- data ---------------------------------------------------------------------------------------
+def split_name(name: str) -> tuple[str | None, str]:
+    """``"glass=data/g.csv"`` -> ``("glass", "data/g.csv")``; anything else -> ``(None, name)``.
+
+    A name before ``=`` names a CSV file after a data set (an existing file is never split)."""
+    given, sep, path = name.partition("=")
+    if sep and given and not Path(name).exists():
+        return given.strip(), path
+    return None, name
+
+
 def load_dataset(name: str, label_column: str | None = None):
-    """A bundled data set in full (iris, wine, digits) or a CSV file, features standardised."""
-    X, y = datasets.load_any(name, label_column)
+    """A bundled data set in full (iris, wine, digits) or a CSV file (``FILE`` or ``NAME=FILE``),
+    features standardised."""
+    X, y = datasets.load_any(split_name(name)[1], label_column)
     std = X.std(axis=0)
     return (X - X.mean(axis=0)) / np.where(std > 0, std, 1.0), np.asarray(y)
 
 
 def dataset_label(name: str) -> str:
-    return name if name in datasets.NAMES else Path(name).stem
+    """The name a data set goes by in the tables: a bundled name, the name given as
+    ``NAME=FILE``, else the CSV file's stem."""
+    given, path = split_name(name)
+    if given is not None:
+        return given
+    return path if path in datasets.NAMES else Path(path).stem
+
+
+def paper_name(label: str, names=None) -> str | None:
+    """The ISVM Table 2 / 3 data set a table label stands for, or None.
+
+    The label itself in lower case (``Glass``), else the one Table 3 name among the label's words
+    (``glass_train``, ``isvm-vowel``); E. coli is also found as ``e.coli`` or ``e_coli``."""
+    names = sorted({n for n, _ in paper_table3()}) if names is None else names
+    lower = label.lower().replace("e.coli", "ecoli").replace("e_coli", "ecoli")
+    if lower in names:
+        return lower
+    words = set(re.split(r"[^a-z0-9]+", lower))
+    found = [n for n in names if n in words]
+    return found[0] if len(found) == 1 else None
 
 
 def effective_sizes(sizes, n_total: int) -> list[tuple[int, int]]:
@@ -349,7 +380,10 @@ def run_study(
     else:
         results = _serial(pending, data, config)
     with tqdm(
-        total=len(tasks), initial=len(tasks) - len(pending), unit="task", disable=not progress
+        total=len(tasks),
+        initial=len(tasks) - len(pending),
+        unit="task",
+        disable=None if progress else True,
     ) as bar:
         for result in results:
             save_result(folder, result)
@@ -442,7 +476,7 @@ def write_outputs(results, config: StudyConfig, out) -> dict:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        printed = paper.get((r.dataset, r.n_s), {}).get(r.machine)
+        printed = paper.get((paper_name(r.dataset), r.n_s), {}).get(r.machine)
         printed = " / ".join(f"{v:.2f}" for v in printed) if printed else ""
         lines.append(
             f"| {r.dataset} | {r.n_s} | {r.machine} | "
@@ -484,29 +518,70 @@ def write_outputs(results, config: StudyConfig, out) -> dict:
     return {"table3": rows, "table4": entries}
 
 
-def plot(rows: list[Table3Row], path) -> None:
-    """Pooled leave-one-out accuracy against N_s: one panel per data set, one colour per machine
-    (solid: best 10 %, dashed: best 50 %)."""
+def plot(rows: list[Table3Row], path, columns: int = 3) -> None:
+    """Save :func:`figure` to ``path`` (PNG, 100 dpi: 1200 px wide at most, by default)."""
+    import matplotlib.pyplot as plt
+
+    fig = figure(rows, columns)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def figure(rows: list[Table3Row], columns: int = 3):
+    """Pooled leave-one-out accuracy against N_s: one panel per data set on a grid of at most
+    ``columns`` panels a row, one colour per machine, best 10 % solid and best 50 % dashed (a
+    data set with a single N_s shows its two values as points: a filled and an open marker)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     names = list(dict.fromkeys(r.dataset for r in rows))
     machines = list(dict.fromkeys(r.machine for r in rows))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], names, strict=True):
+    n_cols = min(columns, len(names))
+    n_rows = math.ceil(len(names) / n_cols)
+    fig, axes = plt.subplots(
+        n_rows, n_cols, figsize=(4.0 * n_cols, 3.3 * n_rows + 0.8), squeeze=False
+    )
+    for ax, name in zip(axes.flat, names):  # noqa: B905 -- the grid may have spare panels
+        sizes = sorted({r.n_s for r in rows if r.dataset == name})
         for k, machine in enumerate(machines):
-            mine = [r for r in rows if r.dataset == name and r.machine == machine]
-            sizes = [r.n_s for r in mine]
+            mine = sorted(
+                (r for r in rows if r.dataset == name and r.machine == machine),
+                key=lambda r: r.n_s,
+            )
+            x = [r.n_s for r in mine]
             colour = f"C{k}"
-            ax.plot(sizes, [r.pct[0] for r in mine], "o-", color=colour, label=machine)
-            ax.plot(sizes, [r.pct[2] for r in mine], "--", color=colour, alpha=0.7)
+            if len(sizes) == 1:  # points, spread a little so the machines do not hide each other
+                x = [v + (k - (len(machines) - 1) / 2) * 0.02 * v for v in x]
+                ax.plot(x, [r.pct[0] for r in mine], "o", color=colour)
+                ax.plot(x, [r.pct[2] for r in mine], "o", mfc="none", color=colour)
+            else:
+                ax.plot(x, [r.pct[0] for r in mine], "o-", color=colour)
+                ax.plot(x, [r.pct[2] for r in mine], "o--", mfc="none", color=colour, alpha=0.8)
         ax.set_title(name)
-        ax.set_xlabel("N_s (training subset)")
-        ax.set_ylabel("pooled leave-one-out accuracy [%]")
+        ax.set_xticks(sizes)
+        if len(sizes) > 1:
+            ax.set_xscale("log")
+            ax.set_xticks(sizes)
+            ax.set_xticklabels([str(v) for v in sizes])
+            ax.minorticks_off()
+        else:
+            ax.set_xlim(sizes[0] * 0.9, sizes[0] * 1.1)
+        ax.set_xlabel("N_s (training subset size)")
+        ax.set_ylabel("leave-one-out accuracy [%]")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_visible(False)
+    handles = [Line2D([], [], color=f"C{k}", lw=2, label=m) for k, m in enumerate(machines)]
+    handles += [
+        Line2D([], [], color="0.3", marker="o", ls="-", label="best 10 % of settings"),
+        Line2D([], [], color="0.3", marker="o", mfc="none", ls="--", label="best 50 % of settings"),
+    ]
+    fig.legend(
+        handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=8, frameon=False
+    )
+    legend_rows = math.ceil(len(handles) / 4)
+    fig.tight_layout(rect=(0, 0.06 * legend_rows / n_rows, 1, 1))
+    return fig
