@@ -59,10 +59,9 @@ _DOC_PARAMETERS = """
     class_weight : dict, "balanced" or None, default=None
         As in scikit-learn's SVC: the loss of a pattern of class k is multiplied by
         class_weight[k] ("balanced": n_samples / (n_classes * count of k)), i.e. its dual bound
-        is C class_weight[k]; combined with ``fit``'s ``sample_weight`` by product.
-
-    fit(X, y, sample_weight=None): ``sample_weight`` multiplies pattern i's loss term by s_i
-    (the dual bound C s_i); a weight 0 takes the pattern out of the fit.
+        is C class_weight[k]; combined with ``fit``'s ``sample_weight`` by product (``fit(X, y,
+        sample_weight)`` multiplies pattern i's loss term by s_i, the dual bound C s_i; a weight
+        0 takes the pattern out of the fit).
     probability : bool, default=False
         Also calibrate the scores by 5-fold cross-validation (five more fits) into
         ``predict_proba`` / ``predict_log_proba``: a multinomial logistic regression on the L

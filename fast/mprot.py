@@ -84,12 +84,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, or the
         sweeps of MProt's optimisers; -1, the default, runs each until converged within
         libsvm's step budget); ``random_state`` seeds the initial assignment, the annealing
-        draws and the visiting order.
-
-    ``fit(X, y, sample_weight=None)``: pattern i's slack xi_i in (8) is weighted by
-    s_i = sample_weight_i * class_weight[y_i], so its budget in (11) is C s_i and its annealing
-    energy in (17) C s_i xi_i.  Only with ``optimizer="engine"`` (MProt's own optimisers are
-    written for one C; a ValueError says so).
+        draws and the visiting order.  With ``fit``'s ``sample_weight``, pattern i's slack xi_i
+        in (8) is weighted by s_i = sample_weight_i * class_weight[y_i], so its budget in (11)
+        is C s_i and its annealing energy in (17) C s_i xi_i; only with ``optimizer="engine"``
+        (MProt's own optimisers are written for one C, and a ValueError says so).
     probability : as for CrammerSingerSVC (the class scores calibrated are the best prototype's,
         MProt 2).
 

@@ -53,7 +53,7 @@ class SimplexSVC(BaseMulticlassSVC):
     kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
     warm_start, class_weight : as for the other estimators (the hinge loss uses the engine).
     probability : as for the other estimators.
-    ``fit(X, y, sample_weight=None)`` multiplies pattern i's loss by s_i (module docstring).
+        (``fit``'s ``sample_weight`` multiplies pattern i's loss by s_i: module docstring.)
 
     Attributes
     ----------
