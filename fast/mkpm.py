@@ -121,8 +121,17 @@ def loo_misclassified(A, projections, targets, alloc, code, y_index):
     for q in range(Q):
         for l in range(L):
             norms[q] += code[q, l] * code[q, l]
+    # the columns whose dimension moves at each d (all of them at d = 0), as CSR lists
+    starts = np.zeros(width + 1, dtype=np.int64)
+    moved = np.empty(width * L, dtype=np.int64)
+    for d in range(width):
+        starts[d + 1] = starts[d]
+        for l in range(L):
+            if d == 0 or alloc[d, l] != alloc[d - 1, l]:
+                moved[starts[d + 1]] = l
+                starts[d + 1] += 1
     g = np.zeros(L)
-    defined = np.zeros(L, dtype=np.bool_)
+    defined = np.ones(L, dtype=np.bool_)
     dots = np.zeros(Q)
     for i in range(N):
         for k in range(D):
@@ -130,18 +139,18 @@ def loo_misclassified(A, projections, targets, alloc, code, y_index):
             for l in range(L):
                 f[k + 1, l] = f[k, l] + A[i, k] * projections[k, l]
         undefined = 0
+        g[:] = 0.0  # every column defined with output 0 before d = 0: taking it out is exact
+        defined[:] = True
         dots[:] = 0.0
         for d in range(width):
-            for l in range(L):
+            for j in range(starts[d], starts[d + 1]):
+                l = moved[j]
                 k = alloc[d, l]
-                if d > 0 and k == alloc[d - 1, l]:
-                    continue
-                if d > 0:  # take the old output out
-                    if defined[l]:
-                        for q in range(Q):
-                            dots[q] -= g[l] * code[q, l]
-                    else:
-                        undefined -= 1
+                if defined[l]:  # take the old output out
+                    for q in range(Q):
+                        dots[q] -= g[l] * code[q, l]
+                else:
+                    undefined -= 1
                 free = 1.0 - h[k]
                 defined[l] = free > 1e-10
                 if defined[l]:
