@@ -100,23 +100,23 @@ def allocation_path(G):
 
 
 @nb.njit(cache=True)
-def loo_misclassified(A, projections, targets, alloc, code, y_index):
+def loo_misclassified(A, projections, targets, alloc, code, y_index, block=32):
     """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
     PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
     (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = sum_{k' < k} A_ik' projections_k'l and
     h_i(k) = sum_{k' < k} A_ik'^2; a pattern with 1 - h_i <= 1e-10 (interpolated) counts as an
     error.  Returns the number of errors for each d (alloc's rows).
 
-    Consecutive allocations differ in few columns, so the codeword products g . c_q are
-    updated for the columns that moved only; the nearest codeword minimises
-    ||c_q||^2 - 2 g . c_q, recomputed in a fixed order on a near tie (a column at d_l = 0 has
-    g_l = 0 exactly and ties the codewords that differ only there)."""
+    Consecutive allocations differ in few columns (two on average on digits), so the codeword
+    products g . c_q are updated for the columns that moved only, and the nearest codeword
+    minimises ||c_q||^2 - 2 g . c_q; on a near tie the products are recomputed in a fixed
+    order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
+    there), so that equal distances compare equal and the first codeword wins.  Patterns go
+    in blocks of ``block``, innermost, where the loops vectorise."""
     N, D = A.shape
     L, Q = projections.shape[1], code.shape[0]
     width = alloc.shape[0]
     wrong = np.zeros(width, dtype=np.int64)
-    f = np.zeros((D + 1, L))
-    h = np.zeros(D + 1)
     norms = np.zeros(Q)
     for q in range(Q):
         for l in range(L):
@@ -130,64 +130,78 @@ def loo_misclassified(A, projections, targets, alloc, code, y_index):
             if d == 0 or alloc[d, l] != alloc[d - 1, l]:
                 moved[starts[d + 1]] = l
                 starts[d + 1] += 1
-    g = np.zeros(L)
-    defined = np.ones(L, dtype=np.bool_)
-    dots = np.zeros(Q)
-    for i in range(N):
+    f = np.zeros((D + 1, L, block))  # f[k, l, b]: output of column l at dimension k
+    h = np.zeros((D + 1, block))
+    g = np.zeros((L, block))  # deleted outputs; 0 where undefined, so updates need no branch
+    defined = np.ones((L, block), dtype=np.bool_)
+    undefined = np.zeros(block, dtype=np.int64)
+    dots = np.zeros((Q, block))
+    best = np.empty(block)
+    second = np.empty(block)
+    arg = np.zeros(block, dtype=np.int64)
+    for start in range(0, N, block):
+        B = min(block, N - start)
+        rows = np.ascontiguousarray(A[start : start + B].T)  # (D, B)
         for k in range(D):
-            h[k + 1] = h[k] + A[i, k] * A[i, k]
+            for b in range(B):
+                h[k + 1, b] = h[k, b] + rows[k, b] * rows[k, b]
             for l in range(L):
-                f[k + 1, l] = f[k, l] + A[i, k] * projections[k, l]
-        undefined = 0
-        g[:] = 0.0  # every column defined with output 0 before d = 0: taking it out is exact
+                p = projections[k, l]
+                for b in range(B):
+                    f[k + 1, l, b] = f[k, l, b] + rows[k, b] * p
+        g[:] = 0.0
         defined[:] = True
+        undefined[:] = 0
         dots[:] = 0.0
         for d in range(width):
             for j in range(starts[d], starts[d + 1]):
                 l = moved[j]
                 k = alloc[d, l]
-                if defined[l]:  # take the old output out
+                for b in range(B):
+                    free = 1.0 - h[k, b]
+                    new = 0.0
+                    if free > 1e-10:
+                        new = (f[k, l, b] - h[k, b] * targets[start + b, l]) / free
+                        undefined[b] -= not defined[l, b]
+                        defined[l, b] = True
+                    else:
+                        undefined[b] += defined[l, b]
+                        defined[l, b] = False
+                    best[b] = new - g[l, b]  # the change, kept in best for the update below
+                    g[l, b] = new
+                for q in range(Q):
+                    c = code[q, l]
+                    for b in range(B):
+                        dots[q, b] += best[b] * c
+            best[:B] = np.inf
+            second[:B] = np.inf
+            arg[:B] = 0
+            for q in range(Q):
+                for b in range(B):
+                    dist = norms[q] - 2.0 * dots[q, b]
+                    if dist < best[b]:
+                        second[b] = best[b]
+                        best[b] = dist
+                        arg[b] = q
+                    elif dist < second[b]:
+                        second[b] = dist
+            for b in range(B):
+                if undefined[b]:
+                    wrong[d] += 1
+                    continue
+                nearest = arg[b]
+                if second[b] - best[b] <= 1e-9 * (1.0 + abs(best[b])):  # a near tie
+                    low = np.inf
                     for q in range(Q):
-                        dots[q] -= g[l] * code[q, l]
-                else:
-                    undefined -= 1
-                free = 1.0 - h[k]
-                defined[l] = free > 1e-10
-                if defined[l]:
-                    g[l] = (f[k, l] - h[k] * targets[i, l]) / free
-                    for q in range(Q):
-                        dots[q] += g[l] * code[q, l]
-                else:
-                    undefined += 1
-            if undefined:
-                wrong[d] += 1
-                continue
-            arg = _nearest(norms, dots)
-            if arg < 0:  # a near tie: rebuild the products in a fixed order, so that equal
-                for q in range(Q):  # distances compare equal and the first codeword wins
-                    dots[q] = 0.0
-                    for l in range(L):
-                        dots[q] += g[l] * code[q, l]
-                arg = _nearest(norms, dots, -1.0)
-            if arg != y_index[i]:
-                wrong[d] += 1
+                        dots[q, b] = 0.0
+                        for l in range(L):
+                            dots[q, b] += g[l, b] * code[q, l]
+                        dist = norms[q] - 2.0 * dots[q, b]
+                        if dist < low:
+                            low, nearest = dist, q
+                if nearest != y_index[start + b]:
+                    wrong[d] += 1
     return wrong
-
-
-@nb.njit(cache=True)
-def _nearest(norms, dots, near=1e-9):
-    """argmin_q norms_q - 2 dots_q (the first on a tie), or -1 when the runner-up is within
-    ``near`` (relative) of the minimum (never for near < 0)."""
-    best, second, arg = np.inf, np.inf, 0
-    for q in range(norms.size):
-        dist = norms[q] - 2.0 * dots[q]
-        if dist < best:
-            best, second, arg = dist, best, q
-        elif dist < second:
-            second = dist
-    if second - best <= near * (1.0 + abs(best)):
-        return -1
-    return arg
 
 
 class MKPMClassifier(ClassifierMixin, BaseEstimator):
