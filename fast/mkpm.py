@@ -31,10 +31,13 @@ Scale (issue 16).  Column l uses only the first d_l components, so the basis hol
 (``max_column_dimension``) and the dynamic programme caps every d_l at K while the total runs to
 D = min(N, L K): the path equals the exact one wherever no allocation needs more than K
 components of a column.  K starts at 256 and doubles while the selected allocation gives some
-column all K.  The top K eigenpairs come from a partial eigensolver (``msvm.fast.kpca``); above
-``NYSTROEM_ABOVE`` = 2000 training points the basis is by default that of 1000 Nystroem
-landmarks (MKPM §3; memory O(N m)), where the exact basis's O(N^2) memory and kernel and its
-eigensolver's O(N^2 K) dominate a fit (benchmarks/results/mkpm_scale.md).
+column all K.  The top K eigenpairs come from a partial eigensolver (``msvm.fast.kpca``).  Above
+``NYSTROEM_ABOVE`` = 1000 training points the basis is by default that of m = N / 4 Nystroem
+landmarks, clipped to [300, 1000] (MKPM §3; memory O(N m), time O(N m^2)), doubled while the
+selected allocation gives a column every component.  The one-vs-all columns of digits and
+of 4000 MNIST images used at most N / 6 components each at the exact path's selected d (209 of
+1257, 584 of 4000), so N / 4 landmarks leave room; benchmarks/results/mkpm_scale.md has the
+times and accuracies.
 """
 
 from __future__ import annotations
@@ -54,8 +57,8 @@ from msvm.core.validation import check_finite
 from msvm.fast.base import validate_training_data
 from msvm.fast.kpca import EIGEN_SOLVERS, KernelPCABasis
 
-NYSTROEM_ABOVE = 2000  # approximation="auto" uses Nystroem for more training points than this
-NYSTROEM_DEFAULT = 1000  # landmarks (at most N) when n_landmarks is None
+NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training points than this
+NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
 COLUMN_START = 256  # first cap K on d_l that max_column_dimension="auto" tries (then doubles)
 
 
@@ -227,9 +230,10 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     cv : int, default=5; validation_fraction : float, default=0.2
     approximation : {"auto", None, "nystroem"}, default="auto"
         None: the exact kernel-PCA basis; "nystroem": the basis of ``n_landmarks`` landmark
-        points (MKPM §3); "auto": Nystroem for more than 2000 training points, else exact.
+        points (MKPM §3); "auto": Nystroem for more than 1000 training points, else exact.
     n_landmarks : int or None, default=None
-        Nystroem landmarks (None: 1000, or every point if there are fewer).
+        Nystroem landmarks, drawn by ``random_state``.  None: N / 4 clipped to [300, 1000] (at
+        most N), doubled while the selected allocation gives a column every component.
     eigen_solver : {"auto", "dense", "arpack", "randomized"}, default="auto"
         How the exact basis's top K eigenpairs are found (``msvm.fast.kpca``): "auto" is dense
         for N <= 500 or K >= N / 5, else randomized.
@@ -310,7 +314,10 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             approximation = "nystroem" if n_samples > NYSTROEM_ABOVE else None
         if self.kernel == "precomputed" or approximation is None:
             return None
-        return min(n_samples, self.n_landmarks or NYSTROEM_DEFAULT)
+        if self.n_landmarks is not None:
+            return min(n_samples, self.n_landmarks)
+        low, high = NYSTROEM_LANDMARKS
+        return min(n_samples, max(low, min(high, n_samples // 4)))
 
     def _path(self, X, y_index, code, rng, top, landmarks):
         """Basis (top components at most), risk table, DP path and coefficients for one
@@ -380,9 +387,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         X, y_index = validate_training_data(self, X, y, accept_sparse=False)
         rng = check_random_state(self.random_state)
         code = self._code(self.classes_.size)
-        landmarks = self._landmarks(X.shape[0])
-        limit = X.shape[0] if self.n_components is None else min(self.n_components, X.shape[0])
-        grow = self.max_column_dimension is None and landmarks is None
+        N = X.shape[0]
+        landmarks = self._landmarks(N)
+        limit = N if self.n_components is None else min(self.n_components, N)
         if self.max_column_dimension is not None:
             top = min(self.max_column_dimension, limit)
         else:
@@ -394,11 +401,17 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             self.allocation_path_, self.coef_ = alloc, coef
             self.selection_errors_ = self._selection_errors(X, y_index, code, rng, top, landmarks)
             self.selected_dimension_ = int(np.argmin(self.selection_errors_))
-            # the cap binds where the chosen allocation gives a column every component it has
-            capped = coef.shape[0] == top and alloc[self.selected_dimension_].max() == top
-            if not (grow and capped and top < limit):
+            # The cap binds where the chosen allocation gives a column every component of the
+            # basis: then a larger basis (K doubled, or twice the landmarks) is tried.
+            K = coef.shape[0]
+            if self.max_column_dimension is not None or alloc[self.selected_dimension_].max() < K:
                 return self
-            top = min(2 * top, limit)
+            if landmarks is None and K == top < limit:
+                top = min(2 * top, limit)
+            elif landmarks is not None and self.n_landmarks is None and K == landmarks < N:
+                landmarks = min(2 * landmarks, N)
+            else:
+                return self
 
     def _selection_errors(self, X, y_index, code, rng, top, landmarks):
         """Error rate for every d = 0..D under the chosen selection rule."""
