@@ -88,7 +88,9 @@ def test_partial_solvers_predict_like_the_dense_one(digits, solver):
     if solver == "arpack":  # exact to machine precision
         np.testing.assert_allclose(partial.risk_table_, dense.risk_table_, rtol=1e-10)
     else:  # approximate in the trailing components (measured 6e-10 at k = 20, 4e-3 at k = 40)
-        np.testing.assert_allclose(partial.risk_table_[:, :21], dense.risk_table_[:, :21], rtol=1e-7)
+        np.testing.assert_allclose(
+            partial.risk_table_[:, :21], dense.risk_table_[:, :21], rtol=1e-7
+        )
         np.testing.assert_allclose(partial.risk_table_, dense.risk_table_, rtol=1e-2)
     d = dense.selected_dimension_
     assert partial.selected_dimension_ == d
