@@ -12,10 +12,12 @@ computes the K largest eigenpairs by one of
   precision, fast for K << N;
 - ``"randomized"``: a randomized range finder with power iterations (Halko, Martinsson & Tropp
   2011; scikit-learn's ``randomized_svd``) followed by Rayleigh quotients, approximate in the
-  trailing components.
+  trailing components; it finds the K largest in modulus, so on an indefinite (precomputed)
+  matrix the negative ones among them are dropped and fewer than K may remain.
 
 With Nystroem, m landmark points give explicit features phi~(x) = k(x, landmarks) U S^-1/2,
-whose thin SVD gives the basis: O(N m^2 + m^3) time and O(N m) memory.
+whose thin SVD (from the eigenpairs of phi~^T phi~) gives the basis: O(N m^2 + m^3) time and
+O(N m) memory.
 """
 
 from __future__ import annotations
