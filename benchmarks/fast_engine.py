@@ -456,9 +456,9 @@ def part_mkpm():
     Xtr, Xte, ytr, yte = synthetic_split(25000, 5000)
     peer, t_peer = timed(lambda: SVC().fit(Xtr, ytr))
     clf, t = timed(
-        lambda: MKPMClassifier(n_components=500, approximation="nystroem", random_state=0).fit(
-            Xtr, ytr
-        )
+        lambda: MKPMClassifier(
+            n_components=500, approximation="nystroem", n_landmarks=500, random_state=0
+        ).fit(Xtr, ytr)
     )
     lines.append(
         f"| synthetic (N=20000, 20 features) | MKPM Nystroem D=500, selection=cv | "
