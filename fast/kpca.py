@@ -18,6 +18,12 @@ computes the K largest eigenpairs by one of
 With Nystroem, m landmark points give explicit features phi~(x) = k(x, landmarks) U S^-1/2,
 whose thin SVD (from the eigenpairs of phi~^T phi~) gives the basis: O(N m^2 + m^3) time and
 O(N m) memory.
+
+An MKPM fit whose eigenproblem is at most ``SERIAL_UP_TO`` = 1000 wide (the landmarks, or N for
+the exact basis) runs BLAS on one thread: at these sizes threads gain little, and on a
+loaded machine OpenBLAS's waiting threads spin, which measured 1.6 CPU s against 0.007 s for
+the eigendecomposition of 314 digits landmarks with two threads against one (load average 7 on
+2 cores).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from msvm.core.validation import check_finite, gram_eigh
 
 EIGEN_CUTOFF = 1e-10  # components with gamma_k <= EIGEN_CUTOFF * gamma_1 are dropped
 EIGEN_SOLVERS = ("auto", "dense", "arpack", "randomized")
+SERIAL_UP_TO = 1000  # fits whose eigenproblem is at most this wide run BLAS on one thread
 
 
 def choose_eigen_solver(n_samples: int, n_top: int) -> str:
@@ -101,31 +108,34 @@ class KernelPCABasis:
         self.params = (kernel, gamma, degree, coef0)
         N = X.shape[0]
         if n_landmarks is not None:
-            m = min(n_landmarks, N)
-            self.landmarks = X[np.sort(rng.choice(N, m, replace=False))]
-            s, V = gram_eigh(self._kernel(self.landmarks, self.landmarks))
-            keep = s > EIGEN_CUTOFF * max(s.max(), 0.0)
-            self.to_features = V[:, keep] / np.sqrt(s[keep])  # phi~(x) = k(x, L) U S^-1/2
-            features = self._kernel(X, self.landmarks) @ self.to_features  # Phi (N, m')
-            # The thin SVD Phi = A Sigma W^T from the eigenpairs of the m' x m' matrix
-            # Phi^T Phi = W Sigma^2 W^T: N m'^2 / 2 flops for the product against the SVD's
-            # ~4 N m'^2 (a third of the fit on 4000 MNIST images with 1000 landmarks).  The
-            # columns of A = Phi W Sigma^-1 lose orthogonality like eps * sigma_1^2 / sigma_k^2,
-            # at most ~1e-6 at the cutoff sigma_k^2 > 1e-10 sigma_1^2 shared with the exact path.
-            gamma, W = top_eigenpairs(features.T @ features, features.shape[1], "dense", rng)
-            if n_top is not None:
-                gamma, W = gamma[:n_top], W[:, :n_top]
-            # A zero landmark Gram matrix leaves no feature (gamma empty): an empty basis, as
-            # the exact path gives for a zero Gram matrix (every class ties at d = 0).
-            self.gamma = gamma
-            self.A = (features @ W) / np.sqrt(gamma)
-            self.to_scores = self.to_features @ W  # z(x) = phi~(x) W
+            self._nystroem(X, n_top, rng, min(n_landmarks, N))
         else:
             self.landmarks = X
             self.gamma, self.A = top_eigenpairs(
                 self._kernel(X, X), N if n_top is None else n_top, eigen_solver, rng
             )
             self.to_scores = self.A / np.sqrt(self.gamma)  # z(x) = k(x, X) A Gamma^-1/2
+
+    def _nystroem(self, X, n_top, rng, m):
+        """The basis of m landmarks drawn without replacement by rng."""
+        self.landmarks = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
+        s, V = gram_eigh(self._kernel(self.landmarks, self.landmarks))
+        keep = s > EIGEN_CUTOFF * max(s.max(), 0.0)
+        self.to_features = V[:, keep] / np.sqrt(s[keep])  # phi~(x) = k(x, L) U S^-1/2
+        features = self._kernel(X, self.landmarks) @ self.to_features  # Phi (N, m')
+        # The thin SVD Phi = A Sigma W^T from the eigenpairs of the m' x m' matrix
+        # Phi^T Phi = W Sigma^2 W^T: N m'^2 / 2 flops for the product against the SVD's
+        # ~4 N m'^2 (a third of the fit on 4000 MNIST images with 1000 landmarks).  The
+        # columns of A = Phi W Sigma^-1 lose orthogonality like eps * sigma_1^2 / sigma_k^2,
+        # at most ~1e-6 at the cutoff sigma_k^2 > 1e-10 sigma_1^2 shared with the exact path.
+        gamma, W = top_eigenpairs(features.T @ features, features.shape[1], "dense", rng)
+        if n_top is not None:
+            gamma, W = gamma[:n_top], W[:, :n_top]
+        # A zero landmark Gram matrix leaves no feature (gamma empty): an empty basis, as
+        # the exact path gives for a zero Gram matrix (every class ties at d = 0).
+        self.gamma = gamma
+        self.A = (features @ W) / np.sqrt(gamma)
+        self.to_scores = self.to_features @ W  # z(x) = phi~(x) W
 
     def _kernel(self, X, Y):
         """k(X, Y); with a precomputed kernel X already holds the rows k(X, training points)."""

@@ -42,6 +42,7 @@ times and accuracies.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numba as nb
@@ -51,11 +52,12 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite
 from msvm.fast.base import validate_training_data
-from msvm.fast.kpca import EIGEN_SOLVERS, KernelPCABasis
+from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
 
 NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training points than this
 NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
@@ -394,6 +396,14 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             top = min(self.max_column_dimension, limit)
         else:
             top = min(COLUMN_START, limit) if landmarks is None else limit
+        # one BLAS thread for eigenproblems up to SERIAL_UP_TO wide (msvm.fast.kpca)
+        serial = (N if landmarks is None else landmarks) <= SERIAL_UP_TO
+        with threadpool_limits(limits=1, user_api="blas") if serial else nullcontext():
+            return self._fit_path(X, y_index, code, rng, top, landmarks, limit)
+
+    def _fit_path(self, X, y_index, code, rng, top, landmarks, limit):
+        """Fit with the basis grown until the cap does not bind (max_column_dimension)."""
+        N = X.shape[0]
         while True:
             basis, G, risk, alloc, coef = self._path(X, y_index, code, rng, top, landmarks)
             self._basis, self.code_ = basis, code
