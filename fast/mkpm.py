@@ -25,12 +25,24 @@ gives the classical deleted residual (Allen's PRESS)
 for every d from cumulative sums.  The basis itself is the kernel PCA of every training input
 (unsupervised: no label of the left-out pattern enters it); ``selection="cv"`` refits it per
 fold instead, at the price of one eigendecomposition per fold.  Prediction is
-the codeword nearest in Euclidean distance (8).  For large N, ``approximation="nystroem"`` builds
-the basis from n_components landmark points (memory O(N D)).
+the codeword nearest in Euclidean distance (8).
+
+Scale (issue 16).  Column l uses only the first d_l components, so the basis holds the top K
+(``max_column_dimension``) and the dynamic programme caps every d_l at K while the total runs to
+D = min(N, L K): the path equals the exact one wherever no allocation needs more than K
+components of a column.  K starts at 256 and doubles while the selected allocation gives some
+column all K.  The top K eigenpairs come from a partial eigensolver (``msvm.fast.kpca``).  Above
+``NYSTROEM_ABOVE`` = 1000 training points the basis is by default that of m = N / 4 Nystroem
+landmarks, clipped to [300, 1000] (MKPM §3; memory O(N m), time O(N m^2)), doubled while the
+selected allocation gives a column every component.  The one-vs-all columns of digits and
+of 4000 MNIST images used at most N / 6 components each at the exact path's selected d (209 of
+1257, 584 of 4000), so N / 4 landmarks leave room; benchmarks/results/mkpm_scale.md has the
+times and accuracies.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numba as nb
@@ -40,31 +52,36 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from msvm.core.coding import one_vs_all_code
-from msvm.core.kernels import kernel_matrix
-from msvm.core.validation import check_finite, check_sample_weight, gram_eigh
+from msvm.core.validation import check_finite, check_sample_weight
 from msvm.fast.base import support_counts, validate_training_data
+from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
 
-_EIGEN_CUTOFF = 1e-10
-NYSTROEM_DEFAULT = 500  # landmarks when approximation="nystroem" and n_components is None
+NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training points than this
+NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
+COLUMN_START = 256  # first cap K on d_l that max_column_dimension="auto" tries (then doubles)
 
 
 @nb.njit(cache=True)
-def allocation_path(G):
-    """MKPM Proposition 1 (20) with back-pointers.
+def capped_allocation_path(G, width):
+    """MKPM Proposition 1 (20) with back-pointers, each column capped at the table's width.
 
-    ``G`` is (L, D+1) with G[l, d] = G*_l(d).  Returns Delta_L(d) for d = 0..D and the allocation
-    (D+1, L) reaching it (ties go to the smallest dimension for the earlier columns).
+    ``G`` is (L, K+1) with G[l, k] = G*_l(k) for k = 0..K: column l can use its first K
+    components at most.  Returns Delta_L(d) for d = 0..width-1 (width - 1 <= L K) and the
+    allocation (width, L) reaching it (ties go to the smallest dimension for the earlier
+    columns).
     """
-    L, width = G.shape
-    delta = np.empty((L, width))
+    L, top = G.shape[0], G.shape[1] - 1
+    delta = np.full((L, width), np.inf)
     back = np.zeros((L, width), dtype=np.int64)
-    delta[0] = G[0]
+    for d in range(min(width, top + 1)):
+        delta[0, d] = G[0, d]
     for lam in range(1, L):
         for d in range(width):
             best, arg = np.inf, 0
-            for first in range(d + 1):  # dimensions given to columns 0..lam-1
+            for first in range(max(0, d - top), min(d, lam * top) + 1):  # to columns 0..lam-1
                 value = delta[lam - 1, first] + G[lam, d - first]
                 if value < best:
                     best, arg = value, first
@@ -82,87 +99,114 @@ def allocation_path(G):
 
 
 @nb.njit(cache=True)
-def loo_misclassified(A, projections, targets, alloc, code, y_index):
+def allocation_path(G):
+    """MKPM Proposition 1 (20) for every total dimension d = 0..D of a table G (L, D+1)."""
+    return capped_allocation_path(G, G.shape[1])
+
+
+@nb.njit(cache=True)
+def loo_misclassified(A, projections, targets, alloc, code, y_index, block=32):
     """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
     PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
     (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = sum_{k' < k} A_ik' projections_k'l and
     h_i(k) = sum_{k' < k} A_ik'^2; a pattern with 1 - h_i <= 1e-10 (interpolated) counts as an
-    error.  Returns the number of errors for each d = 0..D (alloc's rows)."""
+    error.  Returns the number of errors for each d (alloc's rows).
+
+    Consecutive allocations differ in few columns (two on average on digits), so the codeword
+    products g . c_q are updated for the columns that moved only, and the nearest codeword
+    minimises ||c_q||^2 - 2 g . c_q; on a near tie the products are recomputed in a fixed
+    order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
+    there), so that equal distances compare equal and the first codeword wins.  Patterns go
+    in blocks of ``block``, innermost, where the loops vectorise."""
     N, D = A.shape
     L, Q = projections.shape[1], code.shape[0]
-    wrong = np.zeros(alloc.shape[0], dtype=np.int64)
-    f = np.zeros((D + 1, L))
-    h = np.zeros(D + 1)
-    g = np.empty(L)
-    for i in range(N):
+    width = alloc.shape[0]
+    wrong = np.zeros(width, dtype=np.int64)
+    norms = np.zeros(Q)
+    for q in range(Q):
+        for l in range(L):
+            norms[q] += code[q, l] * code[q, l]
+    # the columns whose dimension moves at each d (all of them at d = 0), as CSR lists
+    starts = np.zeros(width + 1, dtype=np.int64)
+    moved = np.empty(width * L, dtype=np.int64)
+    for d in range(width):
+        starts[d + 1] = starts[d]
+        for l in range(L):
+            if d == 0 or alloc[d, l] != alloc[d - 1, l]:
+                moved[starts[d + 1]] = l
+                starts[d + 1] += 1
+    f = np.zeros((D + 1, L, block))  # f[k, l, b]: output of column l at dimension k
+    h = np.zeros((D + 1, block))
+    g = np.zeros((L, block))  # deleted outputs; 0 where undefined, so updates need no branch
+    defined = np.ones((L, block), dtype=np.bool_)
+    undefined = np.zeros(block, dtype=np.int64)
+    dots = np.zeros((Q, block))
+    best = np.empty(block)
+    second = np.empty(block)
+    arg = np.zeros(block, dtype=np.int64)
+    for start in range(0, N, block):
+        B = min(block, N - start)
+        rows = np.ascontiguousarray(A[start : start + B].T)  # (D, B)
         for k in range(D):
-            h[k + 1] = h[k] + A[i, k] * A[i, k]
+            for b in range(B):
+                h[k + 1, b] = h[k, b] + rows[k, b] * rows[k, b]
             for l in range(L):
-                f[k + 1, l] = f[k, l] + A[i, k] * projections[k, l]
-        for d in range(alloc.shape[0]):
-            defined = True
-            for l in range(L):
+                p = projections[k, l]
+                for b in range(B):
+                    f[k + 1, l, b] = f[k, l, b] + rows[k, b] * p
+        g[:] = 0.0
+        defined[:] = True
+        undefined[:] = 0
+        dots[:] = 0.0
+        for d in range(width):
+            for j in range(starts[d], starts[d + 1]):
+                l = moved[j]
                 k = alloc[d, l]
-                free = 1.0 - h[k]
-                if free <= 1e-10:
-                    defined = False
-                    break
-                g[l] = (f[k, l] - h[k] * targets[i, l]) / free
-            if not defined:
-                wrong[d] += 1
-                continue
-            best, arg = np.inf, 0
+                for b in range(B):
+                    free = 1.0 - h[k, b]
+                    new = 0.0
+                    if free > 1e-10:
+                        new = (f[k, l, b] - h[k, b] * targets[start + b, l]) / free
+                        undefined[b] -= not defined[l, b]
+                        defined[l, b] = True
+                    else:
+                        undefined[b] += defined[l, b]
+                        defined[l, b] = False
+                    best[b] = new - g[l, b]  # the change, kept in best for the update below
+                    g[l, b] = new
+                for q in range(Q):
+                    c = code[q, l]
+                    for b in range(B):
+                        dots[q, b] += best[b] * c
+            best[:B] = np.inf
+            second[:B] = np.inf
+            arg[:B] = 0
             for q in range(Q):
-                dist = 0.0
-                for l in range(L):
-                    dist += (g[l] - code[q, l]) ** 2
-                if dist < best:
-                    best, arg = dist, q
-            if arg != y_index[i]:
-                wrong[d] += 1
+                for b in range(B):
+                    dist = norms[q] - 2.0 * dots[q, b]
+                    if dist < best[b]:
+                        second[b] = best[b]
+                        best[b] = dist
+                        arg[b] = q
+                    elif dist < second[b]:
+                        second[b] = dist
+            for b in range(B):
+                if undefined[b]:
+                    wrong[d] += 1
+                    continue
+                nearest = arg[b]
+                if second[b] - best[b] <= 1e-9 * (1.0 + abs(best[b])):  # a near tie
+                    low = np.inf
+                    for q in range(Q):
+                        dots[q, b] = 0.0
+                        for l in range(L):
+                            dots[q, b] += g[l, b] * code[q, l]
+                        dist = norms[q] - 2.0 * dots[q, b]
+                        if dist < low:
+                            low, nearest = dist, q
+                if nearest != y_index[start + b]:
+                    wrong[d] += 1
     return wrong
-
-
-class KernelPCABasis:
-    """The uncentred kernel-PCA scores z_k(x) of MKPM (33-35), exact or by Nystroem landmarks."""
-
-    def __init__(self, X, kernel, gamma, degree, coef0, n_components, approximation, rng):
-        self.params = (kernel, gamma, degree, coef0)
-        if approximation == "nystroem":
-            m = min(n_components or NYSTROEM_DEFAULT, X.shape[0])
-            self.landmarks = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
-            s, V = gram_eigh(self._kernel(self.landmarks, self.landmarks))
-            keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
-            self.to_features = V[:, keep] / np.sqrt(s[keep])  # phi~(x) = k(x, L) U S^-1/2
-            features = self._kernel(X, self.landmarks) @ self.to_features
-            Q, sigma, Wt = np.linalg.svd(features, full_matrices=False)
-            # A zero landmark Gram matrix leaves no feature (sigma empty): an empty basis, as
-            # the exact path gives for a zero Gram matrix (every class ties at d = 0).
-            keep = sigma > np.sqrt(_EIGEN_CUTOFF) * (sigma[0] if sigma.size else 0.0)
-            self.A, self.gamma = Q[:, keep], sigma[keep] ** 2
-            self.to_scores = self.to_features @ Wt[keep].T  # z(x) = phi~(x) W
-        else:
-            self.landmarks = X
-            s, V = gram_eigh(self._kernel(X, X))
-            order = np.argsort(s)[::-1]
-            s, V = s[order], V[:, order]
-            keep = s > _EIGEN_CUTOFF * max(s[0], 0.0)
-            self.A, self.gamma = V[:, keep], s[keep]
-            self.to_scores = self.A / np.sqrt(self.gamma)  # z(x) = k(x, X) A Gamma^-1/2
-        if n_components is not None:
-            self.A, self.gamma = self.A[:, :n_components], self.gamma[:n_components]
-            self.to_scores = self.to_scores[:, :n_components]
-
-    def _kernel(self, X, Y):
-        """k(X, Y); with a precomputed kernel X already holds the rows k(X, training points)."""
-        kernel, gamma, degree, coef0 = self.params
-        if kernel == "precomputed":
-            return X
-        return kernel_matrix(X, Y, kernel, gamma, degree, coef0)
-
-    def scores(self, X):
-        """z(x) for every row of X, shape (n, D)."""
-        return np.asarray(self._kernel(X, self.landmarks) @ self.to_scores)
 
 
 class MKPMClassifier(ClassifierMixin, BaseEstimator):
@@ -171,7 +215,13 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int or None, default=None
-        D, the largest total dimension (None: the rank of the Gram matrix).
+        D, the largest total dimension d = d_1 + ... + d_L on the path (None: the number of
+        training points, or L K if that is smaller).
+    max_column_dimension : int or None, default=None
+        K, the most kernel-PCA components one code column can use: only the top K eigenpairs
+        of the Gram matrix are computed.  None: start at min(256, D) and double while some
+        column of the selected allocation holds all K (the dynamic programme asked for more
+        than it had), up to D; with Nystroem, every component of the landmarks.
     kernel, gamma, degree, coef0 : as in scikit-learn's SVC ("precomputed" uses the exact basis).
     code : array (n_classes, L) of +-1 or None, default=None
         Output code, one row per class in ``classes_`` order; None is one-vs-all (MKPM §4).
@@ -180,16 +230,23 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         cross-validated error (the basis refitted per fold), error on a held-out split, or
         training error.
     cv : int, default=5; validation_fraction : float, default=0.2
-    approximation : {None, "nystroem"}, default=None
-        With "nystroem", n_components landmarks (500 if None) give the basis.
-    random_state : seeds the splits and the Nystroem landmarks.
+    approximation : {"auto", None, "nystroem"}, default="auto"
+        None: the exact kernel-PCA basis; "nystroem": the basis of ``n_landmarks`` landmark
+        points (MKPM §3); "auto": Nystroem for more than 1000 training points, else exact.
+    n_landmarks : int or None, default=None
+        Nystroem landmarks, drawn by ``random_state``.  None: N / 4 clipped to [300, 1000] (at
+        most N), doubled while the selected allocation gives a column every component.
+    eigen_solver : {"auto", "dense", "arpack", "randomized"}, default="auto"
+        How the exact basis's top K eigenpairs are found (``msvm.fast.kpca``): "auto" is dense
+        for N <= 500 or K >= N / 5, else randomized.
+    random_state : seeds the splits, the Nystroem landmarks and the partial eigensolvers.
 
     Attributes
     ----------
-    risk_table_ : (L, D+1) G*_l(d); risk_path_ : (D+1,) Delta_L(d)
+    risk_table_ : (L, K+1) G*_l(k); risk_path_ : (D+1,) Delta_L(d)
     allocation_path_ : (D+1, L) allocation for every total dimension d
     selected_dimension_ : d-hat; selection_errors_ : (D+1,) error rate used to choose it
-    coef_ : (D, L) beta_kl in the kernel-PCA basis
+    coef_ : (K, L) beta_kl in the kernel-PCA basis
     support_, n_support_ : every training pattern, and the count of each class: the
         least-squares fit (41) has no sparse dual, every pattern's target enters beta.
 
@@ -202,6 +259,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_components": [None, Interval(Integral, 1, None, closed="left")],
+        "max_column_dimension": [None, Interval(Integral, 1, None, closed="left")],
         "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"})],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
@@ -210,7 +268,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         "selection": [StrOptions({"loo", "cv", "validation", "train"})],
         "cv": [Interval(Integral, 2, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "approximation": [None, StrOptions({"nystroem"})],
+        "approximation": [None, StrOptions({"auto", "nystroem"})],
+        "n_landmarks": [None, Interval(Integral, 1, None, closed="left")],
+        "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
         "random_state": ["random_state"],
     }
 
@@ -218,6 +278,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self,
         *,
         n_components=None,
+        max_column_dimension=None,
         kernel="rbf",
         gamma="scale",
         degree=3,
@@ -226,10 +287,13 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         selection="loo",
         cv=5,
         validation_fraction=0.2,
-        approximation=None,
+        approximation="auto",
+        n_landmarks=None,
+        eigen_solver="auto",
         random_state=None,
     ):
         self.n_components = n_components
+        self.max_column_dimension = max_column_dimension
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -239,6 +303,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self.cv = cv
         self.validation_fraction = validation_fraction
         self.approximation = approximation
+        self.n_landmarks = n_landmarks
+        self.eigen_solver = eigen_solver
         self.random_state = random_state
 
     def _code(self, n_classes):
@@ -251,19 +317,39 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("code must give every class a distinct codeword.")
         return code
 
-    def _path(self, X, y_index, code, rng):
-        """Basis, risk table, DP path and coefficients for one training set."""
-        kernel = self.kernel
-        approximation = None if kernel == "precomputed" else self.approximation
+    def _landmarks(self, n_samples):
+        """Nystroem landmarks for a training set of n_samples, or None for the exact basis."""
+        approximation = self.approximation
+        if approximation == "auto":
+            approximation = "nystroem" if n_samples > NYSTROEM_ABOVE else None
+        if self.kernel == "precomputed" or approximation is None:
+            return None
+        if self.n_landmarks is not None:
+            return min(n_samples, self.n_landmarks)
+        low, high = NYSTROEM_LANDMARKS
+        return min(n_samples, max(low, min(high, n_samples // 4)))
+
+    def _path(self, X, y_index, code, rng, top, landmarks):
+        """Basis (top components at most), risk table, DP path and coefficients for one
+        training set."""
         basis = KernelPCABasis(
-            X, kernel, self._gamma, self.degree, self.coef0, self.n_components, approximation, rng
+            X,
+            self.kernel,
+            self._gamma,
+            self.degree,
+            self.coef0,
+            top,
+            rng,
+            eigen_solver=self.eigen_solver,
+            n_landmarks=landmarks,
         )
         targets = code[y_index]
-        projections = basis.A.T @ targets  # a_k^T y_l, (D, L)
-        N = targets.shape[0]
-        explained = np.vstack([np.zeros((1, code.shape[1])), np.cumsum(projections**2, axis=0)])
-        G = ((targets**2).sum(axis=0)[None, :] - explained).T / N  # (42) / N, shape (L, D+1)
-        risk, alloc = allocation_path(np.ascontiguousarray(G))
+        projections = basis.A.T @ targets  # a_k^T y_l, (K, L)
+        N, (K, L) = targets.shape[0], projections.shape
+        explained = np.vstack([np.zeros((1, L)), np.cumsum(projections**2, axis=0)])
+        G = ((targets**2).sum(axis=0)[None, :] - explained).T / N  # (42) / N, shape (L, K+1)
+        D = min(N if self.n_components is None else self.n_components, L * K)
+        risk, alloc = capped_allocation_path(np.ascontiguousarray(G), D + 1)
         coef = projections / np.sqrt(basis.gamma)[:, None]  # beta_kl (41)
         return basis, G, risk, alloc, coef
 
@@ -323,16 +409,44 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             )
         rng = check_random_state(self.random_state)
         code = self._code(self.classes_.size)
-        basis, G, risk, alloc, coef = self._path(X, y_index, code, rng)
-        self._basis, self.code_ = basis, code
-        self.risk_table_, self.risk_path_, self.allocation_path_, self.coef_ = G, risk, alloc, coef
-        self.selection_errors_ = self._selection_errors(X, y_index, code, rng)
-        self.selected_dimension_ = int(np.argmin(self.selection_errors_))
+        N = X.shape[0]
+        landmarks = self._landmarks(N)
+        limit = N if self.n_components is None else min(self.n_components, N)
+        if self.max_column_dimension is not None:
+            top = min(self.max_column_dimension, limit)
+        else:
+            top = min(COLUMN_START, limit) if landmarks is None else limit
+        # one BLAS thread for eigenproblems up to SERIAL_UP_TO wide (msvm.fast.kpca)
+        serial = (N if landmarks is None else landmarks) <= SERIAL_UP_TO
+        with threadpool_limits(limits=1, user_api="blas") if serial else nullcontext():
+            self._fit_path(X, y_index, code, rng, top, landmarks, limit)
         self.support_ = np.arange(y_index.size)
         self.n_support_ = support_counts(self.support_, y_index, self.classes_.size)
         return self
 
-    def _selection_errors(self, X, y_index, code, rng):
+    def _fit_path(self, X, y_index, code, rng, top, landmarks, limit):
+        """Fit with the basis grown until the cap does not bind (max_column_dimension)."""
+        N = X.shape[0]
+        while True:
+            basis, G, risk, alloc, coef = self._path(X, y_index, code, rng, top, landmarks)
+            self._basis, self.code_ = basis, code
+            self.risk_table_, self.risk_path_ = G, risk
+            self.allocation_path_, self.coef_ = alloc, coef
+            self.selection_errors_ = self._selection_errors(X, y_index, code, rng, top, landmarks)
+            self.selected_dimension_ = int(np.argmin(self.selection_errors_))
+            # The cap binds where the chosen allocation gives a column every component of the
+            # basis: then a larger basis (K doubled, or twice the landmarks) is tried.
+            K = coef.shape[0]
+            if self.max_column_dimension is not None or alloc[self.selected_dimension_].max() < K:
+                return self
+            if landmarks is None and K == top < limit:
+                top = min(2 * top, limit)
+            elif landmarks is not None and self.n_landmarks is None and K == landmarks < N:
+                landmarks = min(2 * landmarks, N)
+            else:
+                return self
+
+    def _selection_errors(self, X, y_index, code, rng, top, landmarks):
         """Error rate for every d = 0..D under the chosen selection rule."""
         width = self.allocation_path_.shape[0]
         if self.selection == "loo":
@@ -379,7 +493,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             splits = list(folds.split(X, y_index))
         errors = np.zeros(width)
         for train, test in splits:
-            basis, _, _, alloc, coef = self._path(X[train], y_index[train], code, rng)
+            basis, _, _, alloc, coef = self._path(
+                X[train], y_index[train], code, rng, top, landmarks
+            )
             fold = self._path_errors(X[test], y_index[test], basis, coef, alloc, code)
             errors += np.pad(fold, (0, max(0, width - fold.size)), mode="edge")[:width]
         return errors / len(splits)
