@@ -6,8 +6,7 @@ A column source is a tuple of arrays (numba-friendly, cacheable):
 
 ``dense`` is the dense input transposed, X^T of shape (d, N) (empty, (0, d), for CSR, which uses
 data/indices/indptr);
-``params = (kind, gamma, degree, coef0, threads)`` with kind 0 = linear, 1 = rbf, 2 = poly, and
-the threads a long column is computed on (``column_in_blocks``);
+``params = (kind, gamma, degree, coef0)`` with kind 0 = linear, 1 = rbf, 2 = poly;
 ``cache`` holds ``n_slots`` columns.  When ``n_slots == N`` the whole Gram matrix fits
 ``cache_size`` and is computed once up front (with BLAS); otherwise columns are computed on demand
 in numba and the least recently used one is evicted.
@@ -71,89 +70,59 @@ def exp_nonpositive(x):
 
 
 @nb.njit(cache=True)
-def dense_rows(XT, sq_norms, i, kind, gamma, degree, coef0, out, start, stop):
-    """out[j] = k(x_j, x_i) for start <= j < stop, dense data held transposed, XT = X^T (d, N).
+def dense_column(XT, sq_norms, i, kind, gamma, degree, coef0, out):
+    """out[j] = k(x_j, x_i) for dense data held transposed, XT = X^T (d, N) C-contiguous.
 
-    The dot products accumulate feature by feature, each an axpy over the rows that the
+    The dot products accumulate feature by feature, each an axpy over every row that the
     compiler vectorises (with X row by row the inner loop ran over the few features: for
     N = 10 000, d = 20, 68 us against 37 us here; the sums are the same, in the same order)."""
-    for j in range(start, stop):
+    d, n = XT.shape
+    for j in range(n):
         out[j] = 0.0
-    for f in range(XT.shape[0]):
+    for f in range(d):
         a = XT[f, i]
-        for j in range(start, stop):
+        for j in range(n):
             out[j] += XT[f, j] * a
-    finish_rows(out[start:stop], sq_norms[start:stop], sq_norms[i], kind, gamma, degree, coef0)
+    finish_column(out, sq_norms, i, kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)
-def csr_rows(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree, coef0, out, start,
-             stop):  # fmt: skip
-    """out[j] = k(x_j, x_i) for start <= j < stop, CSR X; ``scratch`` holds row i scattered."""
-    for j in range(start, stop):
+def finish_column(out, sq_norms, i, kind, gamma, degree, coef0):
+    """The kernel values from the dot products x_j . x_i in ``out`` (RBF: ``exp_nonpositive``)."""
+    if kind == 1:
+        for j in range(out.size):
+            out[j] = -gamma * max(sq_norms[i] + sq_norms[j] - 2.0 * out[j], 0.0)
+        exp_nonpositive(out)
+        return
+    for j in range(out.size):
+        out[j] = _finish(out[j], sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
+
+
+@nb.njit(cache=True)
+def csr_column(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree, coef0, out):
+    """out[j] = k(x_j, x_i) for CSR X; ``scratch`` is a zeroed length-d work vector."""
+    for p in range(indptr[i], indptr[i + 1]):
+        scratch[indices[p]] = data[p]
+    n = indptr.size - 1
+    for j in range(n):
         dot = 0.0
         for p in range(indptr[j], indptr[j + 1]):
             dot += data[p] * scratch[indices[p]]
         out[j] = dot
-    finish_rows(out[start:stop], sq_norms[start:stop], sq_norms[i], kind, gamma, degree, coef0)
-
-
-@nb.njit(cache=True)
-def finish_rows(out, sq_rows, sq_i, kind, gamma, degree, coef0):
-    """The kernel values from the dot products in ``out`` (RBF: ``exp_nonpositive``)."""
-    if kind == 1:
-        for j in range(out.size):
-            out[j] = -gamma * max(sq_i + sq_rows[j] - 2.0 * out[j], 0.0)
-        exp_nonpositive(out)
-        return
-    for j in range(out.size):
-        out[j] = _finish(out[j], sq_i, sq_rows[j], kind, gamma, degree, coef0)
-
-
-@nb.njit(cache=True)
-def column_rows(source, i, out, start, stop):
-    """K[start:stop, i] into out[start:stop] (``scratch`` holding row i for CSR data)."""
-    data, indices, indptr, dense, sq_norms, params, scratch = source[:7]
-    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
-    if dense.shape[0] > 0:
-        dense_rows(dense, sq_norms, i, kind, gamma, degree, coef0, out, start, stop)
-    else:
-        csr_rows(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree, coef0, out,
-                 start, stop)  # fmt: skip
-
-
-# A column of at least PARALLEL_MIN entries is computed in blocks of COLUMN_BLOCK rows on the
-# fit's threads (``n_jobs``; numba's threading layer), each entry exactly as on one thread.
-# (The count is in the source, params[THREADS]: numba.get_num_threads() inside a kernel makes it
-# uncacheable, and every function that calls it.)
-PARALLEL_MIN = 4096
-COLUMN_BLOCK = 1024
-THREADS = 4
-
-
-@nb.njit(cache=True, parallel=True)
-def column_in_blocks(source, i, out):
-    """``column_rows`` over blocks of rows, on numba's threads."""
-    n_blocks = -(-out.size // COLUMN_BLOCK)
-    for b in nb.prange(n_blocks):
-        column_rows(source, i, out, b * COLUMN_BLOCK, min(out.size, (b + 1) * COLUMN_BLOCK))
+    for p in range(indptr[i], indptr[i + 1]):
+        scratch[indices[p]] = 0.0
+    finish_column(out, sq_norms, i, kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)
 def compute_column(source, i, out):
     """K[:, i] into ``out`` from the data of a column source (no caching)."""
-    data, indices, indptr, dense, scratch = source[0], source[1], source[2], source[3], source[6]
-    csr = dense.shape[0] == 0
-    if csr:
-        for p in range(indptr[i], indptr[i + 1]):
-            scratch[indices[p]] = data[p]
-    if out.size >= PARALLEL_MIN and source[5][THREADS] > 1:
-        column_in_blocks(source, i, out)
+    data, indices, indptr, dense, sq_norms, params, scratch = source[:7]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    if dense.shape[0] > 0:
+        dense_column(dense, sq_norms, i, kind, gamma, degree, coef0, out)
     else:
-        column_rows(source, i, out, 0, out.size)
-    if csr:
-        for p in range(indptr[i], indptr[i + 1]):
-            scratch[indices[p]] = 0.0
+        csr_column(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree, coef0, out)
 
 
 @nb.njit(cache=True)
@@ -198,8 +167,8 @@ def kernel_diagonal(source, out):
 
 # The exponential of an RBF Gram matrix is the one pass over it that BLAS does not thread; numpy
 # releases the GIL in ufunc loops, so row blocks are exponentiated on a few threads (the matrix
-# product before it already runs on every core), at most numba's current count (a fit's
-# ``n_jobs``).  Below EXP_THREAD_MIN entries one thread does.
+# product before it already runs on BLAS's), at most numba's current count (a fit's ``n_jobs``,
+# ``msvm.fast.threads``).  Below EXP_THREAD_MIN entries one thread does.
 _cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
 EXP_THREADS = min(len(_cores), 8)
 EXP_THREAD_MIN = 1 << 18
@@ -247,18 +216,14 @@ def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
     return K
 
 
-def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache_size: float,
-                  threads: int | None = None):  # fmt: skip
-    """Build a column source for ``X`` (dense ndarray or CSR) with a ``cache_size`` MB budget,
-    computing long columns on ``threads`` threads (None: numba's current count, which a fit
-    sets from ``n_jobs``, ``msvm.fast.threads``).
+def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache_size: float):
+    """Build a column source for ``X`` (dense ndarray or CSR) with a ``cache_size`` MB budget.
 
     The whole Gram matrix is computed up front when it fits; otherwise at least two columns are
     cached and evicted least-recently-used.
     """
     n = X.shape[0]
-    threads = nb.get_num_threads() if threads is None else threads
-    params = np.array([KERNEL_KIND[kernel], gamma, degree, coef0, threads], dtype=np.float64)
+    params = np.array([KERNEL_KIND[kernel], gamma, degree, coef0], dtype=np.float64)
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         X.sum_duplicates()  # canonical: sorted, one entry per (row, column)
@@ -281,7 +246,7 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
 def precomputed_source(K: np.ndarray):
     """A column source over a given (symmetric) Gram matrix (its rows are its columns)."""
     K = np.ascontiguousarray(K, dtype=np.float64)
-    sq_norms, params = np.ascontiguousarray(np.diag(K)), np.array([0.0, 0.0, 1.0, 0.0, 1.0])
+    sq_norms, params = np.ascontiguousarray(np.diag(K)), np.array([0.0, 0.0, 1.0, 0.0])
     return _assemble(*_no_csr(), np.empty((0, 1)), sq_norms, params, 1, K)
 
 
@@ -383,5 +348,5 @@ def _csr(source):
 
 
 def _kernel_params(params):
-    kind, gamma, degree, coef0 = params[:THREADS]
+    kind, gamma, degree, coef0 = params
     return KERNEL_NAME[int(kind)], float(gamma), int(degree), float(coef0)

@@ -1,8 +1,12 @@
 """The threads of a fit: ``n_jobs``.
 
-A fit runs its kernel columns (``kernels.column_in_blocks``), the Gram matrix's exponential
-(``kernels.gram``) and BLAS on ``resolve_n_jobs(n_jobs)`` threads; every value is computed as on
-one thread, so the result does not depend on ``n_jobs`` (tested to the last bit).
+A fit computes its Gram matrix and kernel blocks (BLAS, and the exponential of ``kernels.gram``)
+on ``resolve_n_jobs(n_jobs)`` threads; every entry is computed as on one thread, so the result
+does not depend on ``n_jobs`` (tested to the last bit).  The decomposition itself, one pattern
+after another, runs on one thread: kernel columns computed in row blocks on numba's threads were
+tried and dropped -- on this project's shared 2-core machine under load a Weston-Watkins fit on
+16 000 points took 15-40x longer with two threads than with one (each column's parallel region
+waited for a second core; benchmarks/NOTES.md).
 
 ``n_jobs=None`` (the default) takes every core this process may run on, as multi-core SVM
 libraries do, but no more than ``OMP_NUM_THREADS`` when that is set (joblib's process workers
