@@ -8,6 +8,7 @@ Weston-Watkins (5.1) by an augmented Lagrangian, and the objectives on the canon
 
 from __future__ import annotations
 
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -211,6 +212,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         s_i = sample_weight_i * class_weight[y_i], which in the dual is the per-pattern bound
         C s_i (0 <= alpha_ij <= C s_i; for Crammer-Singer the budget sum_j alpha_ij <= C s_i).
         """
+        start = time.perf_counter()
         X, y_index = validate_training_data(self, X, y)
         self._y_index = y_index
         weights = loss_weights(self, sample_weight, y_index)
@@ -291,6 +293,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.relative_gap_ = (self.objective_ - self.dual_objective_) / abs(self.objective_)
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
         self.n_support_ = support_counts(self.support_, y_index, L)
+        self._report(start)
         self._sv_coef = B[self.support_]
         if self.kernel == "precomputed":
             self.support_vectors_ = np.empty((0, 0))
@@ -303,6 +306,20 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             self.__dict__.pop("coef_", None)
         self._fit_probability(X, y_index)  # probability=True: msvm.fast.calibration
         return self
+
+    def _report(self, start: float) -> None:
+        """verbose >= 1: one line for the fit (engine.EPOCH_LINES and up: one per epoch too)."""
+        if not self.verbose:
+            return
+        steps = f", {self.n_steps_} pattern steps" if hasattr(self, "n_steps_") else ""
+        gap = getattr(self, "relative_gap_", None)
+        print(
+            f"{type(self).__name__}: {self._y_index.size} patterns, {self.classes_.size} classes, "
+            f"{self.n_iter_} epochs{steps}, max KKT violation {self.kkt_violation_:.2e} "
+            f"(tol {self.tol:g}), primal {self.objective_:.6g}"
+            + ("" if gap is None else f", relative gap {gap:.1e}")
+            + f", {time.perf_counter() - start:.2f} s"
+        )
 
     def _resolve_selection(self, c) -> str:
         """``selection="auto"``: greedy where the dual separates by class (one-vs-all, c = 0)

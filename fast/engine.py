@@ -587,6 +587,9 @@ PROXIMAL_START = True
 # epochs in a row are stuck: they took no step although a pattern's violation was above the
 # step threshold, so its exact step was zero in floating point, and more epochs would only repeat
 # that.
+# verbose=1 prints one summary line per fit (``base.BaseMulticlassSVC.fit``); from EPOCH_LINES
+# on, a line for every epoch (or greedy round, class, Newton step) as well.
+EPOCH_LINES = 2
 UNLIMITED = 2**40  # epochs for max_iter=-1 (the step budget ends such a run first)
 STEP_BUDGET, STEP_BUDGET_PER_PATTERN, STALL_EPOCHS = 10**7, 100, 3
 
@@ -893,7 +896,7 @@ class DecompositionSolver:
         active, n_active = np.arange(n_patterns), n_patterns
         schedule = new_schedule(self.tol, self.skip_below, path, self.budget - self.n_steps)
         shrink_at = 0.0 if self.shrinking else np.inf
-        single = self.stop is not None or self.verbose
+        single = self.stop is not None or self.verbose >= EPOCH_LINES
         chunk = 1 if single else (every if polish is not None else self.epochs)
         period, since = every, 0
         n_iter = 0
@@ -905,7 +908,7 @@ class DecompositionSolver:
             n_iter += ran
             self.n_steps += steps
             worst = schedule[WORST]
-            if self.verbose:
+            if self.verbose >= EPOCH_LINES:
                 print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
             if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
@@ -932,7 +935,7 @@ class DecompositionSolver:
                 gain = polish(active[:n_active])
                 period = every if gain > 0 else 2 * period
                 since = 0
-                if self.verbose:
+                if self.verbose >= EPOCH_LINES:
                     print(f"Newton step on the free face: dual gain {gain:.3e}")
         self._warn(schedule[WORST], schedule)
         return n_iter, schedule[WORST]
@@ -946,7 +949,7 @@ class DecompositionSolver:
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, self.tol, viol)
             taken, worst = greedy_steps(N, *args)
             self.n_steps += taken
-            if self.verbose:
+            if self.verbose >= EPOCH_LINES:
                 print(f"{self.n_steps} greedy steps, max KKT violation {worst:.3e}")
             if worst <= self.tol:
                 break
@@ -971,7 +974,7 @@ class DecompositionSolver:
             alpha[:, l] = a
             self.n_steps += steps
             worst = max(worst, violation)
-            if self.verbose:
+            if self.verbose >= EPOCH_LINES:
                 print(f"class {l}: {steps} steps, max KKT violation {violation:.3e}")
         if worst > self.tol:
             self._warn(worst)
@@ -1096,8 +1099,9 @@ class DecompositionSolver:
     def _proximal_start(self, data: LinearData, alpha, W, w0):
         """Start from the semismooth Newton augmented Lagrangian method (``msvm.fast.ssnal``):
         alpha from its proximal steps, W and w0 to match; the epochs then check every variable."""
+        verbose = max(0, self.verbose - EPOCH_LINES + 1)  # its 1: a line per proximal step
         method = ssnal.SemismoothALM(self.kind, self.c, self.lin, self.hi, self.y_index,
-                                     data.X, self.offset, self.tol, self.verbose)  # fmt: skip
+                                     data.X, self.offset, self.tol, verbose)  # fmt: skip
         method.run(alpha)
         self.proximal_steps = (method.outer_steps, method.newton_steps)
         S = state_coef(self.kind, alpha, self.y_index, self.c)

@@ -52,6 +52,8 @@ _DOC_PARAMETERS = """
     random_state : int, RandomState or None
         Seeds the visiting order (dcd) or the variable draws (smo/sgd).
     verbose : int, default=0
+        1: a summary line per fit (epochs, steps, KKT violation, objective, time); 2 and up: a
+        line per epoch as well.
     warm_start : bool, default=False
         Start from the previous solution (dual variables scaled by C_new / C_old).
     eta : float in (0, 1], default=0.5

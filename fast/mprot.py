@@ -22,6 +22,7 @@ with the temperature when annealed.  The model kept is the one of least primal v
 
 from __future__ import annotations
 
+import time
 import warnings
 from numbers import Integral, Real
 
@@ -176,6 +177,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     def fit(self, X, y, sample_weight=None):
         """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed);
         ``sample_weight`` weighs each pattern's slack (class docstring)."""
+        start = time.perf_counter()
         X, y_index = validate_training_data(self, X, y)
         weights = loss_weights(self, sample_weight, y_index)
         if weights is not None and self.optimizer != "engine":
@@ -233,6 +235,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         path.append(primal())
         self.primal_path_ = np.array(path)
         self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
+        self._y_index = y_index
+        self._report(start)
         self._fit_probability(X, y_index)
         return self
 

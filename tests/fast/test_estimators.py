@@ -189,3 +189,16 @@ def test_crammer_singer_refuses_single_variable_solvers_and_bad_costs(wine):
         CrammerSingerSVC(solver="smo").fit(X, y)
     with pytest.raises(ValueError, match="cost"):
         CrammerSingerSVC(cost=np.ones((2, 2))).fit(X, y)
+
+
+@pytest.mark.parametrize("Estimator", [InhibitorySVC, OneVsAllSVC])
+def test_verbose_levels(Estimator, capsys):
+    """verbose=0 prints nothing, 1 one summary line per fit, 2 a line per epoch (or class) too."""
+    X, y = datasets.load("iris")
+    lines = []
+    for verbose in (0, 1, 2):
+        Estimator(verbose=verbose, random_state=0).fit(X, y)
+        lines.append(capsys.readouterr().out.splitlines())
+    assert lines[0] == []
+    assert len(lines[1]) == 1 and lines[1][0].startswith(f"{Estimator.__name__}: 150 patterns")
+    assert len(lines[2]) > 1 and lines[2][-1].startswith(f"{Estimator.__name__}: 150 patterns")
