@@ -695,12 +695,14 @@ def shuffled(active, n_active):
 def run_kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source, offset,
                       U, dual, kind, c, shift, compact_at, transfers):  # fmt: skip
     """Up to ``n_epochs`` epochs of ``kernel_epoch`` over random permutations of the active set
-    (numba's generator seeded with ``seed``; ``at`` is shrink_at, ``floor`` the least step
-    threshold); returns (epochs, converged, active count, steps).  The loop runs in numba: in
-    Python it cost ~15 us an epoch.  It returns early when at most ``compact_at`` patterns are
-    left active and no re-check of every variable is due (``DecompositionSolver._compact``;
-    -1: never), and, without ``transfers``, when the run reaches the epoch they start from."""
-    np.random.seed(seed)  # noqa: NPY002 -- numba's own generator, seeded from random_state
+    (numba's generator seeded with ``seed``, or continued for -1; ``at`` is shrink_at, ``floor``
+    the least step threshold); returns (epochs, converged, active count, steps).  The loop runs
+    in numba: in Python it cost ~15 us an epoch.  It returns early when at most ``compact_at``
+    patterns are left active and no re-check of every variable is due
+    (``DecompositionSolver._compact``; -1: never), and, without ``transfers``, when the run
+    reaches the epoch they start from."""
+    if seed >= 0:
+        np.random.seed(seed)  # noqa: NPY002 -- numba's own generator, seeded from random_state
     steps = 0
     for e in range(n_epochs):
         if not transfers and schedule[EPOCH] >= schedule[PAIRS]:
@@ -749,7 +751,8 @@ def kernel_runner(schedule):
 def linear_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, rows, offset, Wt,
                   w0, dual, kind, c, shift):  # fmt: skip
     """As ``kernel_epochs``, with ``linear_epoch``."""
-    np.random.seed(seed)  # noqa: NPY002
+    if seed >= 0:
+        np.random.seed(seed)  # noqa: NPY002
     steps = 0
     for e in range(n_epochs):
         order = shuffled(active, n_active)
@@ -900,11 +903,14 @@ class DecompositionSolver:
         chunk = 1 if single else (every if polish is not None else self.epochs)
         period, since = every, 0
         n_iter = 0
+        # One seed for the run, the generator continued between calls (-1): the visiting order
+        # does not depend on how the epochs are chunked (verbose, stop, polish).
+        seed = self.rng.randint(np.iinfo(np.int32).max)
         while n_iter < self.epochs:
-            seed = self.rng.randint(np.iinfo(np.int32).max)
             n = min(chunk, self.epochs - n_iter)
             before = n_active
             ran, converged, n_active, steps = epochs(n, seed, active, n_active, schedule, shrink_at)
+            seed = -1
             n_iter += ran
             self.n_steps += steps
             worst = schedule[WORST]

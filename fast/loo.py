@@ -216,7 +216,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         ran, converged, n_active, taken = kernel_epochs(max_iter, seed_i, active, N, *args)
         steps += taken
         if not converged and ran < max_iter and not exhausted(schedule):  # transfers from here
-            out = kernel_epochs_transfers(max_iter - ran, seed_i, active, n_active, *args)
+            out = kernel_epochs_transfers(max_iter - ran, -1, active, n_active, *args)
             converged = out[1]
             steps += out[3]
         unconverged += not converged
