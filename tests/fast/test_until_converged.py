@@ -92,7 +92,9 @@ def test_max_iter_below_minus_one_is_refused(wide_kernel_iris, max_iter):
         InhibitorySVC(max_iter=max_iter).fit(X, y)
 
 
-def test_multi_prototype_sweeps_need_a_count(wide_kernel_iris):
+@pytest.mark.parametrize("max_iter", [0, -2])
+def test_multi_prototype_max_iter_below_minus_one_is_refused(wide_kernel_iris, max_iter):
+    """MultiPrototypeSVC takes max_iter=-1 (its default, test_mprot) but no other value < 1."""
     X, y, _ = wide_kernel_iris
     with pytest.raises(ValueError, match="max_iter"):
-        MultiPrototypeSVC(max_iter=-1).fit(X, y)
+        MultiPrototypeSVC(max_iter=max_iter).fit(X, y)
