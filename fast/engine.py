@@ -27,6 +27,7 @@ coordinate descent's slow tail on ill-conditioned duals.
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
@@ -47,6 +48,7 @@ from msvm.fast.kernels import (
     kernel_block,
     kernel_diagonal,
     restricted_source,
+    split_source,
 )
 from msvm.fast.patterns import (
     CS,
@@ -587,6 +589,9 @@ PROXIMAL_START = True
 # epochs in a row are stuck: they took no step although a pattern's violation was above the
 # step threshold, so its exact step was zero in floating point, and more epochs would only repeat
 # that.
+# One-vs-all's classes are solved on threads from this many patterns on (smaller fits: the pool
+# costs more than it saves).
+CLASS_THREADS_MIN = 2000
 # verbose=1 prints one summary line per fit (``base.BaseMulticlassSVC.fit``); from EPOCH_LINES
 # on, a line for every epoch (or greedy round, class, Newton step) as well.
 EPOCH_LINES = 2
@@ -968,16 +973,37 @@ class DecompositionSolver:
 
     def _run_separable(self, source, alpha, U, kdiag):
         """Class by class, greedy single-variable steps (``msvm.fast.separable``); an epoch
-        counts N L variable steps, and each class may take max_iter N of them."""
+        counts N L variable steps, and each class may take max_iter N of them.  With more than
+        one thread (a fit's ``n_jobs``) and at least CLASS_THREADS_MIN patterns the classes are
+        solved on threads, each over its own column source (``kernels.split_source``): every
+        class's steps are the same as on one thread."""
         N, L = alpha.shape
-        sign, worst = np.empty(N), 0.0
-        for l in range(L):
+        threads = min(nb.get_num_threads(), L)
+        sources = split_source(source, threads) if threads > 1 and N >= CLASS_THREADS_MIN else None
+        limit = int(self._step_limit(N))
+
+        def solve(l, class_source):
+            sign = np.empty(N)
             class_signs(self.y_index, l, sign)
-            u, a = U[:, l], np.ascontiguousarray(alpha[:, l])
+            a = np.ascontiguousarray(alpha[:, l])
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
-            args = (sign, kdiag, self.tol, int(self._step_limit(N)), self.shrinking)
-            steps, violation = solve_class(source, self.offset, u, a, hi, lin, *args)
+            args = (sign, kdiag, self.tol, limit, self.shrinking)
+            steps, violation = solve_class(class_source, self.offset, U[:, l], a, hi, lin, *args)
             alpha[:, l] = a
+            return steps, violation
+
+        if sources is None:
+            outcomes = [solve(l, source) for l in range(L)]
+        else:  # worker w solves classes w, w + threads, ... over sources[w]
+
+            def worker(w):
+                return [(l, solve(l, sources[w])) for l in range(w, L, threads)]
+
+            with ThreadPoolExecutor(threads, thread_name_prefix="msvm-class") as pool:
+                done = dict(pair for part in pool.map(worker, range(threads)) for pair in part)
+            outcomes = [done[l] for l in range(L)]
+        worst = 0.0
+        for l, (steps, violation) in enumerate(outcomes):
             self.n_steps += steps
             worst = max(worst, violation)
             if self.verbose >= EPOCH_LINES:

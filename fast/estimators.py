@@ -69,9 +69,9 @@ _DOC_PARAMETERS = """
         ``predict_proba`` / ``predict_log_proba``: a multinomial logistic regression on the L
         held-out class scores (``msvm.fast.calibration``); its argmax may differ from ``predict``.
     n_jobs : int or None, default=None
-        Threads for the Gram matrix and kernel blocks (BLAS, the RBF exponential): None or -1
-        every core (no more than OMP_NUM_THREADS when set), k > 0 k threads, -k all but k - 1.
-        The result is the same whatever n_jobs (``msvm.fast.threads``).
+        Threads for the Gram matrix, BLAS and one-vs-all's classes: None or -1 every core (no
+        more than OMP_NUM_THREADS when set), k > 0 k threads, -k all but k - 1.  The result is
+        the same whatever n_jobs (``msvm.fast.threads``).
 
     Attributes
     ----------

@@ -187,7 +187,7 @@ def sync_outputs(source, offset, u, moved, touched):
         moved[n] = 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)  # classes run on threads (DecompositionSolver._run_separable)
 def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps, shrinking):
     """Greedy steps on one class's binary dual until every KKT violation is at most ``tol``.
 

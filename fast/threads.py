@@ -1,9 +1,11 @@
 """The threads of a fit: ``n_jobs``.
 
-A fit computes its Gram matrix and kernel blocks (BLAS, and the exponential of ``kernels.gram``)
-on ``resolve_n_jobs(n_jobs)`` threads; every entry is computed as on one thread, so the result
-does not depend on ``n_jobs`` (tested to the last bit).  The decomposition itself, one pattern
-after another, runs on one thread: kernel columns computed in row blocks on numba's threads were
+A fit runs on ``resolve_n_jobs(n_jobs)`` threads: the Gram matrix in row blocks
+(``kernels.gram``), BLAS elsewhere, and one-vs-all's classes (``DecompositionSolver.
+_run_separable``, from 2 000 patterns on).  Every Gram entry and every class's steps are the same
+as on one thread, so the result of such a fit does not depend on ``n_jobs`` (tested to the last
+bit).  The coupled machines' decomposition, one pattern after another, runs on one thread: kernel
+columns computed in row blocks on numba's threads were
 tried and dropped -- on this project's shared 2-core machine under load a Weston-Watkins fit on
 16 000 points took 15-40x longer with two threads than with one (each column's parallel region
 waited for a second core; benchmarks/NOTES.md).

@@ -10,8 +10,9 @@ import pytest
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
-from msvm.fast import InhibitorySVC, WestonWatkinsSVC
-from msvm.fast.kernels import EXP_THREAD_MIN
+from msvm.fast import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC
+from msvm.fast.engine import CLASS_THREADS_MIN
+from msvm.fast.kernels import GRAM_BLOCK
 from msvm.fast.threads import resolve_n_jobs
 
 needs_two = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread")
@@ -19,11 +20,11 @@ needs_two = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one n
 
 @pytest.fixture(scope="module")
 def overlapping():
-    """Classes that overlap (loss terms non-zero), a Gram matrix large enough to be exponentiated
-    in blocks on threads (kernels.EXP_THREAD_MIN)."""
+    """Classes that overlap (loss terms non-zero), a Gram matrix of several row blocks computed
+    on threads (kernels.GRAM_BLOCK)."""
     X, y = make_classification(1500, n_features=8, n_informative=5, n_classes=3, flip_y=0.1,
                                random_state=0)  # fmt: skip
-    assert X.shape[0] ** 2 >= 2 * EXP_THREAD_MIN
+    assert X.shape[0] >= 4 * GRAM_BLOCK
     return X, y
 
 
@@ -49,3 +50,16 @@ def test_n_jobs_resolution_and_bad_values(monkeypatch):
         WestonWatkinsSVC(n_jobs=0).fit([[0.0], [1.0], [2.0]], [0, 1, 2])
     with pytest.raises(ValueError, match="n_jobs"):
         WestonWatkinsSVC(n_jobs=1.5).fit([[0.0], [1.0], [2.0]], [0, 1, 2])
+
+
+@needs_two
+@pytest.mark.parametrize("cache_size", [2, 400])  # columns on demand, split between threads; Gram
+def test_one_vs_all_classes_on_threads_equal_one_thread(cache_size):
+    """One-vs-all's classes solved on threads (engine.CLASS_THREADS_MIN patterns and more), each
+    over its own share of the cache: the same steps, bit for bit, as on one thread."""
+    X, y = make_classification(CLASS_THREADS_MIN + 300, n_features=8, n_informative=5,
+                               n_classes=4, flip_y=0.1, random_state=1)  # fmt: skip
+    fits = [OneVsAllSVC(cache_size=cache_size, n_jobs=n_jobs, random_state=0).fit(X, y)
+            for n_jobs in (1, 2)]  # fmt: skip
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
+    assert fits[0].n_steps_ == fits[1].n_steps_ and fits[0].objective_ == fits[1].objective_
