@@ -495,6 +495,24 @@ def table4(pct: dict, sizes_by_dataset: dict, competitors) -> list[Table4Entry]:
     return entries
 
 
+def table4_markdown(entries: list[Table4Entry], competitors) -> list[str]:
+    """Table 4 as Markdown lines: L (k/n, exact one-sided p) per N_s, competitor, percentile."""
+    lines = [
+        "| N_s | H0: better than or equal to the inhibitory SVM | best 10 % | best 25 % | "
+        "best 50 % |",
+        "|---|---|---|---|---|",
+    ]
+    for nominal in sorted({e.nominal for e in entries}):
+        for competitor in competitors:
+            cells = [
+                f"L = {e.ratio:.2f} ({e.wins}/{e.n}, p = {e.p_value:.3f})" if e.n else "–"
+                for e in entries
+                if e.nominal == nominal and e.competitor == competitor
+            ]
+            lines.append(f"| {nominal} | {competitor} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def write_outputs(results, config: StudyConfig, out) -> dict:
     """table3.csv / table3.md, table4.csv / table4.md and robustness.png in ``out``."""
     out = Path(out)
@@ -537,20 +555,7 @@ def write_outputs(results, config: StudyConfig, out) -> dict:
                 [e.nominal, e.competitor, e.percentile, e.wins, e.n, f"{e.ratio:.3f}"]
                 + [f"{e.p_value:.4f}"]
             )
-    lines = [
-        "| N_s | H0: better than or equal to the inhibitory SVM | best 10 % | best 25 % | "
-        "best 50 % |",
-        "|---|---|---|---|---|",
-    ]
-    for nominal in sorted({e.nominal for e in entries}):
-        for competitor in competitors:
-            cells = [
-                f"L = {e.ratio:.2f} ({e.wins}/{e.n}, p = {e.p_value:.3f})" if e.n else "–"
-                for e in entries
-                if e.nominal == nominal and e.competitor == competitor
-            ]
-            lines.append(f"| {nominal} | {competitor} | " + " | ".join(cells) + " |")
-    (out / "table4.md").write_text("\n".join(lines) + "\n")
+    (out / "table4.md").write_text("\n".join(table4_markdown(entries, competitors)) + "\n")
     plot(rows, out / "robustness.png")
     return {"table3": rows, "table4": entries}
 
