@@ -36,6 +36,33 @@ from msvm.verify.robustness import (
 
 PROTOCOL_MACHINES = ("inhibitory", "one_vs_all")
 PROTOCOL_SIZES = (50, 100)
+# One line per data set on why it differs from Table 3 where a reason is known (see the Markdown).
+SHIFT = (
+    "unexplained: a level shift common to every machine that no preprocessing removes (the "
+    "closest is still this far off); 3 realisations cannot explain it where se is small"
+)
+REASONS = {
+    "abalone": "derived WW above the paper, printed-kernel WW below it: the paper's WW between; "
+    "Table 2's base rate (36 %) is not what any age banding gives (48.4 % here)",
+    "dna": "unexplained: no preprocessing comes within 16 points, and the paper's 49.6 % at "
+    "N_s = 50 is below DNA's base rate (51.9 %)",
+    "ecoli": "derived machines above the paper at N_s = 100-200, printed-kernel WW below: "
+    "unexplained level shift for the derived machines",
+    "glass": "inhibitory / one-vs-all below the paper even with the closest preprocessing (none): "
+    "unexplained; the paper's WW is 7.9 below its inhibitory at N_s = 100, neither WW here is",
+    "iris": SHIFT,
+    "wine": SHIFT,
+    "vowel": SHIFT,
+    "letter": SHIFT + "; the printed-kernel WW is a further 4-5 points above",
+    "landsat": "within noise",
+    "yeast": "within noise",
+    "mnist": "a 5000-image class-balanced subset, not the paper's 60 000 images; the derived "
+    "WW is 2.7 above the paper's, the printed-kernel WW 1.4",
+    "segment": "2310 examples here against the paper's 330 (Table 2); WW above the paper",
+    "shuttle": "one-vs-all and WW 2 points above at N_s = 100 (inhibitory within 2): unexplained",
+    "vehicle": "derived WW above the paper (+4.7), printed-kernel WW below it (-4.0) at N_s = 100: "
+    "the paper's column lies between the two",
+}
 ORDER = (
     "inhibitory",
     "one_vs_all",
@@ -64,7 +91,9 @@ def summarise(groups, realisations: int | None = None):
         rs = sorted(rs, key=lambda r: r.task.realisation)[:realisations]
         acc = np.stack([r.accuracy.ravel() for r in rs])
         pct = tuple(100.0 * p for p in pooled(acc))
-        out[key] = (pct, len(rs), sum(r.seconds for r in rs))
+        best = acc[:, np.argmax(acc.mean(axis=0))]  # the best setting, realisation by realisation
+        se = 100.0 * best.std(ddof=1) / np.sqrt(len(rs)) if len(rs) > 1 else np.nan
+        out[key] = (pct, len(rs), sum(r.seconds for r in rs), se)
     return out
 
 
@@ -149,7 +178,7 @@ def main(out: str, folders: list[str]) -> None:
                 if entry is None:
                     cells.append("–")
                     continue
-                pct, r, s = entry
+                pct, r, s, se = entry
                 combined[(name, n_s, machine)] = pct
                 reals.add(r)
                 seconds += s
@@ -159,7 +188,7 @@ def main(out: str, folders: list[str]) -> None:
                 diff = pct[0] - theirs[0]
                 mark = "*" if abs(diff) > 2 else ""
                 if mark:
-                    flagged.append((name, n_s, machine, pct[0], theirs[0]))
+                    flagged.append((name, n_s, machine, pct[0], theirs[0], se))
                 cells.append(f"{pct[0]:.1f} / {theirs[0]:.1f}{mark}")
             r_text = "/".join(str(r) for r in sorted(reals))
             lines.append(
@@ -167,6 +196,52 @@ def main(out: str, folders: list[str]) -> None:
                 + " | ".join(cells)
                 + " |"
             )
+
+    # 2b. does the printed kernel explain the paper's WW column?
+    lines += [
+        "",
+        "## 2b. Weston-Watkins: the paper's column against the derived and the printed kernel",
+        "",
+        "Gap = WW minus the inhibitory machine (best 10 %, points); spread = best 10 % minus "
+        "best 50 % (the paper's WW column is nearly flat in C).",
+        "",
+        "| data set | N_s | gap: paper | gap: derived WW | gap: printed WW | spread: paper | "
+        "spread: derived | spread: printed |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    gaps = []
+    for (name, n_s, machine), pct in combined.items():
+        if machine != "weston_watkins_printed" or (name, n_s, "weston_watkins") not in combined:
+            continue
+        theirs = paper.get((name, n_s), {})
+        if "weston_watkins" not in theirs or (name, n_s, "inhibitory") not in combined:
+            continue
+        inhibitory, derived = (
+            combined[(name, n_s, "inhibitory")],
+            combined[(name, n_s, "weston_watkins")],
+        )
+        paper_gap = theirs["weston_watkins"][0] - theirs["inhibitory"][0]
+        cells = [paper_gap, derived[0] - inhibitory[0], pct[0] - inhibitory[0]]
+        cells += [theirs["weston_watkins"][0] - theirs["weston_watkins"][2]]
+        cells += [derived[0] - derived[2], pct[0] - pct[2]]
+        lines.append(f"| {name} | {n_s} | " + " | ".join(f"{v:+.1f}" for v in cells) + " |")
+        gaps.append(cells)
+    if gaps:
+        g = np.array(gaps)
+        below = g[:, 0] < -0.5
+        off = np.abs(g[:, 1:3] - g[:, :1]).mean(axis=0)
+        both = [np.sum(below & (g[:, k] < -0.5)) for k in (1, 2)]
+        lines += [
+            "",
+            f"Over these {len(g)} rows: mean |gap - paper's gap| derived {off[0]:.2f}, "
+            f"printed {off[1]:.2f}; correlation with the paper's gap "
+            f"derived {np.corrcoef(g[:, 0], g[:, 1])[0, 1]:.2f}, printed "
+            f"{np.corrcoef(g[:, 0], g[:, 2])[0, 1]:.2f}; of the {below.sum()} rows where the "
+            f"paper's WW is more than 0.5 below its inhibitory machine, the derived WW is too in "
+            f"{both[0]}, the printed in {both[1]}; "
+            f"mean |spread - paper's| derived {np.abs(g[:, 4] - g[:, 3]).mean():.2f}, printed "
+            f"{np.abs(g[:, 5] - g[:, 3]).mean():.2f}.",
+        ]
 
     # 3. Table 4 over every data set
     sizes_by_dataset = {}
@@ -187,8 +262,23 @@ def main(out: str, folders: list[str]) -> None:
         "",
     ]
     lines += table4_markdown(entries, competitors)
-    lines += ["", "## Differences above 2 points (best 10 %)", ""]
-    lines += [f"- {n} N_s={s} {m}: ours {a:.1f}, paper {b:.1f}" for n, s, m, a, b in flagged]
+    lines += [
+        "",
+        "## Differences above 2 points (best 10 %)",
+        "",
+        "se: standard error over the realisations of the best setting's leave-one-out accuracy; "
+        "a difference within 2 se is marked (noise).",
+        "",
+    ]
+    for name in best:
+        rows = [f for f in flagged if f[0] == name]
+        if rows:
+            cells = [
+                f"{m} N_s={s} {a:.1f} vs {b:.1f} (se {se:.1f}"
+                + (", noise)" if abs(a - b) <= 2 * se else ")")
+                for _, s, m, a, b, se in rows
+            ]
+            lines.append(f"- **{name}** ({REASONS.get(name, 'unexplained')}): " + "; ".join(cells))
     Path(out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
