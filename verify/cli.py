@@ -207,6 +207,7 @@ def robustness_command(args) -> int:
         seed=args.seed,
         tol=args.tol,
         label_column=args.label_column,
+        preprocessing=args.preprocessing,
     )
     start = time.perf_counter()
     results = run_study(
@@ -378,7 +379,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="re-classify every draw with each tolerance moved 10x and count changed verdicts",
     )
     add_quiet(consistency)
-    from msvm.verify.robustness import DEFAULT_SIZES, MACHINES, PAPER_MACHINES
+    from msvm.verify.robustness import (
+        DEFAULT_PREPROCESSING,
+        DEFAULT_SIZES,
+        MACHINES,
+        PAPER_MACHINES,
+        PREPROCESSING,
+    )
 
     robust = command(
         "robustness", "ISVM section 9: pooled leave-one-out accuracy over a (C, gamma) grid"
@@ -418,6 +425,13 @@ def build_parser() -> argparse.ArgumentParser:
     robust.add_argument("--C-step", type=positive_float, default=0.5, help="step of the C grid")
     robust.add_argument(
         "--tol", type=positive_float, default=1e-3, help="the machines' KKT tolerance"
+    )
+    robust.add_argument(
+        "--preprocessing",
+        choices=list(PREPROCESSING),
+        default=DEFAULT_PREPROCESSING,
+        help="feature scaling fitted on each N_s-point subset: none, standardise (default: mean "
+        "0, sd 1), range_pm1 (min-max to [-1, 1]), range_01 (min-max to [0, 1])",
     )
     robust.add_argument("--seed", type=int, default=0, help="seed of the random subsets")
     robust.add_argument("--out", default="robustness", help="folder for results (resumable)")

@@ -40,7 +40,9 @@ def read(path):
     return sorted(map(tuple, csv.reader(open(path))))
 
 
-@pytest.mark.parametrize("machine", ["inhibitory", "weston_watkins", "simplex_hinge"])
+@pytest.mark.parametrize(
+    "machine", ["inhibitory", "weston_watkins", "simplex_hinge", "weston_watkins_printed"]
+)
 def test_task_accuracy_equals_scikit_learn_leave_one_out_refits(machine):
     config = StudyConfig(
         datasets=("wine",),
@@ -53,7 +55,7 @@ def test_task_accuracy_equals_scikit_learn_leave_one_out_refits(machine):
     )
     X, y = robustness.load_dataset("wine")
     result = run_task(Task("wine", 30, 0, machine), X, y, config)
-    Xs, ys = X[result.indices], y[result.indices]
+    Xs, ys = robustness.preprocess(X[result.indices], config.preprocessing), y[result.indices]
     assert len(set(result.indices)) == 30
     for a, g in enumerate(config.gammas):
         K = kernel_matrix(Xs, Xs, "rbf", isvm_gamma(g, X.shape[1]))
@@ -174,7 +176,7 @@ def test_bad_configurations_are_refused(change, message):
 
 def test_unknown_data_set_is_refused(tmp_path):
     with pytest.raises(ValueError, match="Unknown data set"):
-        run_study(StudyConfig(**{**TINY, "datasets": ("mnist",)}), tmp_path, progress=False)
+        run_study(StudyConfig(**{**TINY, "datasets": ("mnistt",)}), tmp_path, progress=False)
 
 
 def test_command_line_writes_table3_with_the_issue_columns(tmp_path, capsys):
@@ -275,6 +277,6 @@ def test_table4_counts_ties_against_the_inhibitory_machine():
 
 
 def test_command_line_reports_bad_input_without_a_traceback(tmp_path, capsys):
-    argv = ["robustness", "--datasets", "mnist", "--out", str(tmp_path)]
+    argv = ["robustness", "--datasets", "mnistt", "--out", str(tmp_path)]
     assert main(argv) == 2
-    assert "Unknown data set 'mnist'" in capsys.readouterr().err
+    assert "Unknown data set 'mnistt'" in capsys.readouterr().err
