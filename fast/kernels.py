@@ -187,16 +187,16 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
-    """The Gram matrix k(X, X), as ``msvm.core.kernels.kernel_matrix`` computes it, in row blocks
-    on threads (the same entries whatever their number)."""
+def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
+    """k(A, B), as ``msvm.core.kernels.kernel_matrix`` computes it, in row blocks of GRAM_BLOCK on
+    threads (the same entries whatever their number)."""
     global _pool
-    n = X.shape[0]
-    K = np.empty((n, n))
+    n = A.shape[0]
+    K = np.empty((n, B.shape[0]))
 
     def fill(start):
         rows = slice(start, min(n, start + GRAM_BLOCK))
-        K[rows] = kernel_matrix(X[rows], X, kernel, gamma, degree, coef0)
+        K[rows] = kernel_matrix(A[rows], B, kernel, gamma, degree, coef0)
 
     starts = range(0, n, GRAM_BLOCK)
     threads = min(POOL_THREADS, nb.get_num_threads(), len(starts))
@@ -209,6 +209,12 @@ def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
                 if _pool is None:
                     _pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="msvm-gram")
             list(_pool.map(fill, starts))
+    return K
+
+
+def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
+    """The Gram matrix k(X, X) (``blocked_kernel``), its RBF diagonal exactly 1."""
+    K = blocked_kernel(X, X, kernel, gamma, degree, coef0)
     if kernel == "rbf":
         np.fill_diagonal(K, 1.0)
     return K
@@ -361,13 +367,13 @@ def block_rows(n_columns: int, budget: int) -> int:
 
 def kernel_block(source, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """K[rows, cols] from a source built by :func:`column_source` or :func:`restricted_source`
-    (BLAS)."""
+    (``blocked_kernel``: the same entries whatever a fit's ``n_jobs``)."""
     name, gamma, degree, coef0 = _kernel_params(source[5])
     dense = source[3]
     if dense.shape[0] > 0:
-        return kernel_matrix(dense[:, rows].T, dense[:, cols].T, name, gamma, degree, coef0)
+        return blocked_kernel(dense[:, rows].T, dense[:, cols].T, name, gamma, degree, coef0)
     X = _csr(source)
-    return kernel_matrix(X[rows], X[cols], name, gamma, degree, coef0)
+    return blocked_kernel(X[rows], X[cols], name, gamma, degree, coef0)
 
 
 def _csr(source):
