@@ -72,6 +72,16 @@ _DOC_PARAMETERS = """
         Threads for the Gram matrix, BLAS and one-vs-all's classes: None or -1 every core (no
         more than OMP_NUM_THREADS when set), k > 0 k threads, -k all but k - 1.  The result is
         the same whatever n_jobs (``msvm.fast.threads``).
+    fit_intercept : bool, default=False
+        Give every class a bias that is not penalised, as SVC does (the papers' machines have
+        none).  In the dual it is the condition sum_i B_i = 0 (sum_i alpha_ij y_ij = 0 per class
+        for one-vs-all), met by an augmented Lagrangian: a constant rho joins every kernel entry
+        and the bias is updated between engine runs until it moves less than ``tol``.  For the
+        machines whose outputs sum to zero (InhibitorySVC at mu = 1/L, LeeLinWahbaSVC, simplex
+        codes) the bias sums to zero too: each classifier's bias is inhibited like its outputs
+        (``msvm.reference`` states every biased primal and dual).  Needs solver="dcd"; a bias is
+        unique only where some dual variable is strictly inside its box (at small C it may not
+        be, and any bias of the optimal interval is returned).
 
     Attributes
     ----------
@@ -91,7 +101,8 @@ _DOC_PARAMETERS = """
 
 class OneVsAllSVC(BaseMulticlassSVC):
     __doc__ = (
-        """The 1-versus-all machine of ISVM §9: L binary SVMs without bias, solved jointly.
+        """The 1-versus-all machine of ISVM §9: L binary SVMs solved jointly (each with its bias
+    with fit_intercept).
 
     Dual kernel K(x_i, x_i') I(j = j'); per-pattern Hessian K_ii I.
     """
@@ -156,6 +167,7 @@ class InhibitorySVC(OneVsAllSVC):
         class_weight=None,
         probability=False,
         n_jobs=None,
+        fit_intercept=False,
     ):
         super().__init__(
             C=C,
@@ -176,6 +188,7 @@ class InhibitorySVC(OneVsAllSVC):
             class_weight=class_weight,
             probability=probability,
             n_jobs=n_jobs,
+            fit_intercept=fit_intercept,
         )
         self.mu = mu
 
@@ -188,7 +201,8 @@ class InhibitorySVC(OneVsAllSVC):
 
 class LeeLinWahbaSVC(BaseMulticlassSVC):
     __doc__ = (
-        """The Lee-Lin-Wahba multicategory SVM (ISVM Table 1), without bias.
+        """The Lee-Lin-Wahba multicategory SVM (ISVM Table 1); with fit_intercept, biases that sum
+    to zero.
 
     Margin 1/(L-1) on the negative outputs and sum_j f_j = 0; dual kernel K (I - 11^T/L) over
     the negatives.
@@ -210,11 +224,10 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         """The Weston-Watkins multiclass SVM (ISVM 5.1 with biases, E.1 without).
 
     Pairwise margin f_{y_i} - f_j >= margin - eta_ij; per-pattern Hessian K_ii (I + 11^T) over
-    the negatives.  With ``fit_intercept=True`` the biases of (5.1) are found exactly by an
-    augmented Lagrangian on their optimality condition sum_i B_ik = 0 (a constant rho is added to
-    the kernel and the bias is updated between engine runs).
+    the negatives.  With ``fit_intercept=True`` the biases of (5.1).
 
     fit_intercept : bool, default=False
+        The biases of ISVM (5.1); see below.
     margin : float, default=1.0
         ISVM (5.1) prints 2; appendix E and the Lecture's Sum-SVM use 1.
     """
@@ -223,7 +236,6 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
     _kind = WW
     _parameter_constraints = {
         **BaseMulticlassSVC._parameter_constraints,
-        "fit_intercept": ["boolean"],
         "margin": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -270,17 +282,13 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
             class_weight=class_weight,
             probability=probability,
             n_jobs=n_jobs,
+            fit_intercept=fit_intercept,
         )
-        self.fit_intercept = fit_intercept
         self.margin = margin
 
     def _dual_terms(self, y_index, L):
         free = 1.0 - one_hot(y_index, L)
         return self.margin * free, free
-
-    def _biased_terms(self, lin0, b, y_index):
-        # margin - (b_{y_i} - b_j) on the negatives
-        return lin0 - (b[y_index][:, None] - b[None, :]) * (lin0 > 0)
 
     def _loss(self, F, y_index, weights=None):
         return objectives.weston_watkins_loss(F, y_index, self.margin, weights)
@@ -331,6 +339,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         class_weight=None,
         probability=False,
         n_jobs=None,
+        fit_intercept=False,
     ):
         super().__init__(
             C=C,
@@ -351,6 +360,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
             class_weight=class_weight,
             probability=probability,
             n_jobs=n_jobs,
+            fit_intercept=fit_intercept,
         )
         self.cost = cost
 

@@ -443,6 +443,16 @@ def pattern_transpose(kind: int, V: np.ndarray, y_index: np.ndarray) -> np.ndarr
     return V[np.arange(V.shape[0]), y_index][:, None] - V
 
 
+def biased_terms(
+    kind: int, lin0: np.ndarray, free: np.ndarray, b: np.ndarray, y_index: np.ndarray
+) -> np.ndarray:
+    """The dual's linear term at a fixed output bias b (F = K B + 1 b^T): the Lagrangian's
+    sum_i <Z_i, b> = sum_i <alpha_i, S_i^T b> moves it to lin0 - S_i^T b on the free variables."""
+    if not np.any(b):
+        return lin0
+    return lin0 - free * pattern_transpose(kind, np.broadcast_to(b, lin0.shape), y_index)
+
+
 def state_coef(
     kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float, sum_column: bool = True
 ) -> np.ndarray:

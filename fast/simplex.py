@@ -14,6 +14,11 @@ Squared loss.  (K + (n lambda / 2) I) C = Y with C = 1/(n lambda) on the canonic
 (K + I / (2C)) B = Y; one eigendecomposition K = V diag(s) V^T gives B for any C as
 V diag(1 / (s + 1/(2C))) V^T Y (``coef_path``).
 
+With ``fit_intercept`` the outputs get a bias b in R^{T-1} (scores <b, a_t>, summing to zero
+over t).  Hinge: the engine's augmented Lagrangian (as for every machine).  Squared: the bordered
+system of a least-squares SVM, b^T = 1^T G^-1 Y / 1^T G^-1 1 and B = G^-1 (Y - 1 b^T) with
+G = K + I / (2C) (``msvm.reference.simplex_square``).
+
 Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i is kappa C s_i.
 Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
 B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
@@ -21,6 +26,8 @@ weight (one Cholesky solve per C).
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import scipy.linalg
@@ -51,7 +58,8 @@ class SimplexSVC(BaseMulticlassSVC):
     C : float, default=1.0
         Canonical scale 1/2 ||f||^2 + C sum(loss); the paper's lambda is 1/(n C).
     kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
-    warm_start, class_weight : as for the other estimators (the hinge loss uses the engine).
+    warm_start, class_weight, fit_intercept : as for the other estimators (the hinge loss
+        uses the engine; the squared loss's bias: module docstring).
     probability : as for the other estimators.
         (``fit``'s ``sample_weight`` multiplies pattern i's loss by s_i: module docstring.)
 
@@ -91,6 +99,7 @@ class SimplexSVC(BaseMulticlassSVC):
         class_weight=None,
         probability=False,
         n_jobs=None,
+        fit_intercept=False,
     ):
         self.loss = loss
         self.C = C
@@ -108,6 +117,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.class_weight = class_weight
         self.probability = probability
         self.n_jobs = n_jobs
+        self.fit_intercept = fit_intercept
 
     # the engine's problem for the hinge loss
     solver, selection, eta = "dcd", "cyclic", 0.5
@@ -179,8 +189,8 @@ class SimplexSVC(BaseMulticlassSVC):
         else:
             self._weighted_gram = (0.5 * (K + K.T), weights)
             self.__dict__.pop("_eigen", None)
-        B = self.coef_path([self.C])[0]
-        F = K @ B
+        B, b = (path[0] for path in self._squared_path([self.C]))
+        F = K @ B + b
         norm_sq = float(np.sum(B * F))
         self.objective_ = objectives.canonical_objective(
             norm_sq, objectives.simplex_square_loss(F, self._targets, weights), float(self.C)
@@ -195,7 +205,7 @@ class SimplexSVC(BaseMulticlassSVC):
             np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]
         )
         self._sv_coef = B[self.support_] @ simplex_code(T).T  # class scores <f(x), a_t>
-        self.intercept_ = np.zeros(T)
+        self.intercept_ = b @ simplex_code(T).T  # class scores <b, a_t>
         self.code_ = simplex_code(T)
         self.dual_coef_ = B  # the dual variables A of the square loss are B
         self.code_coef_ = B[self.support_]
@@ -205,16 +215,37 @@ class SimplexSVC(BaseMulticlassSVC):
     def coef_path(self, Cs):
         """Squared loss: the coefficients B (n_samples, T-1) for every C in ``Cs`` (one eigh;
         with sample weights one Cholesky solve per C on the patterns of positive weight)."""
+        return self._squared_path(Cs)[0]
+
+    def _squared_path(self, Cs):
+        """(B, b) for every C: B (len(Cs), n_samples, T-1), b (len(Cs), T-1), zero without
+        ``fit_intercept``.  Each C solves G B = Y - 1 b^T with G = K_PP + diag(1 / (2 C s_P))
+        and b the bordered system's bias (module docstring)."""
         check_is_fitted(self, "_targets")
+        Y = self._targets
+        coef, bias = np.zeros((len(Cs),) + Y.shape), np.zeros((len(Cs), Y.shape[1]))
         if hasattr(self, "_weighted_gram"):
             K, w = self._weighted_gram
             P = np.flatnonzero(w > 0)
-            K_PP, Y_P = K[np.ix_(P, P)], self._targets[P]
-            path = np.zeros((len(Cs),) + self._targets.shape)
             for k, C in enumerate(Cs):
-                A = K_PP + np.diag(1.0 / (2.0 * C * w[P]))
-                path[k, P] = scipy.linalg.solve(A, Y_P, assume_a="pos")
-            return path
-        s, V = self._eigen
-        VtY = V.T @ self._targets
-        return np.stack([V @ (VtY / (s + 1.0 / (2.0 * C))[:, None]) for C in Cs])
+                factor = scipy.linalg.cho_factor(K[np.ix_(P, P)] + np.diag(1 / (2 * C * w[P])))
+                solve = partial(scipy.linalg.cho_solve, factor)
+                coef[k, P], bias[k] = _bordered(solve, Y[P], self.fit_intercept)
+        else:
+            s, V = self._eigen
+            for k, C in enumerate(Cs):
+                d = 1.0 / (s + 1.0 / (2.0 * C))
+                coef[k], bias[k] = _bordered(
+                    lambda R, d=d: V @ (d[:, None] * (V.T @ R)), Y, self.fit_intercept
+                )
+        return coef, bias
+
+
+def _bordered(solve, Y, fit_intercept):
+    """B = G^-1 (Y - 1 b^T), b^T = 1^T G^-1 Y / 1^T G^-1 1 (b = 0 without a bias), ``solve``
+    applying G^-1 to a matrix."""
+    if not fit_intercept:
+        return solve(Y), np.zeros(Y.shape[1])
+    g = solve(np.ones((Y.shape[0], 1)))[:, 0]
+    b = g @ Y / g.sum()
+    return solve(Y - b), b

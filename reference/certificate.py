@@ -15,9 +15,9 @@ recovered from them.  Here
   feasible point whose value stays exact where C times the margins' rounding would swamp it;
 - ``lower`` is the formulation's dual objective (the ones derived in each module, canonical scale)
   at the solution's dual point made exactly feasible: clipped into its box, a per-pattern budget
-  scaled down, a balance (bias) constraint restored by a small flow between classes and, if that
-  leaves the box, a mix with a strictly feasible interior point.  Equalities then hold to float
-  rounding.
+  scaled down, a balance (bias) constraint restored by its least-norm correction and, if that
+  leaves the box or budget, a mix with a strictly feasible interior point that is balanced.
+  Equalities then hold to float rounding.
 
 Neither bound trusts the solver's own objective value.  The solution is certified when
 
@@ -80,39 +80,82 @@ def _budget(A: np.ndarray, weights: np.ndarray, C) -> np.ndarray:
     return A * factor[:, None]
 
 
-def _into_box_by_mixing(A: np.ndarray, interior: np.ndarray, low: float, high: float) -> np.ndarray:
-    """(1 - t) A + t interior with the least t in [0, 1] that puts every entry in [low, high];
-    ``interior`` lies strictly inside, so every linear equality both satisfy is kept."""
+def _into_box_by_mixing(
+    A: np.ndarray, interior: np.ndarray, low: float, high, budget=None
+) -> np.ndarray:
+    """(1 - t) A + t interior with the least t in [0, 1] that puts every entry in [low, high]
+    and, with ``budget``, every row sum at most its budget; ``interior`` lies strictly inside,
+    so every linear equality both satisfy is kept."""
     with np.errstate(divide="ignore", invalid="ignore"):
         over = np.where(A > high, (A - high) / (A - interior), 0.0)
         under = np.where(A < low, (low - A) / (interior - A), 0.0)
-    t = float(min(1.0, max(over.max(initial=0.0), under.max(initial=0.0))))
+        t = max(over.max(initial=0.0), under.max(initial=0.0))
+        if budget is not None:
+            mixed = np.clip((1.0 - t) * A + t * interior, low, high).sum(axis=1)
+            room = interior.sum(axis=1)
+            excess = np.where(mixed > budget, (mixed - budget) / (mixed - room), 0.0)
+            t = t + (1.0 - t) * excess.max(initial=0.0)
+    t = float(min(1.0, t))
     return np.clip((1.0 - t) * A + t * interior, low, high)
 
 
-def _balanced_pairs(alpha: np.ndarray, y_index: np.ndarray, L: int, C) -> np.ndarray:
-    """Weston-Watkins with a bias: alpha in [0, C] (alpha_{i y_i} = 0) with sum_i B_i = 0 exactly.
+def _balance_tensor(sol: Solution) -> np.ndarray:
+    """T with the bias's balance condition sum_ij T[:, i, j] alpha_ij = 0 (stationarity in b):
 
-    The imbalance v = sum_i B_i (a vector over classes summing to 0) is cancelled by a flow between
-    class 0 and each other class k, spread over the patterns of the class it leaves in proportion
-    to their bounds; a mix with alpha0_ij = c C_i / S_{y_i}, S_k the sum of class k's bounds C_i
-    (balanced: every class sends and receives (L - 1) c), restores the box.  ``C`` is a number
-    or the (n, 1) per-pattern bounds C s_i of a weighted problem.
+    one-vs-all, inhibitory: sum_i (alpha_i o y_i) (I - mu 11^T) = 0;   Weston-Watkins,
+    Crammer-Singer, Lee-Lin-Wahba: sum_i B_i = 0;   simplex hinge: sum_i alpha_i y_i = 0.
     """
-    bounds = np.broadcast_to(np.asarray(C, dtype=float).reshape(-1), y_index.shape)
-    totals = np.bincount(y_index, weights=bounds, minlength=L)
-    share = (bounds / totals[y_index])[:, None]  # 1 / n_{y_i} without weights
-    u = -difference_coef(alpha, y_index, L).sum(axis=0)
-    flow = np.zeros_like(alpha)
-    for k in range(1, L):
-        if u[k] > 0:  # from class k to class 0: adds u_k (e_k - e_0)
-            flow[y_index == k, 0] += u[k] * share[y_index == k, 0]
-        elif u[k] < 0:  # from class 0 to class k: adds -u_k (e_0 - e_k)
-            flow[y_index == 0, k] -= u[k] * share[y_index == 0, 0]
-    positives = ~negatives(y_index, L)
-    interior = np.where(positives, 0.0, 0.5 * totals.min() * share)
-    mixed = _into_box_by_mixing(np.where(positives, 0.0, alpha + flow), interior, 0.0, C)
-    return np.where(positives, 0.0, mixed)
+    p, name, L = sol.problem, sol.formulation, sol.problem.n_classes
+    E = one_hot(p.y_index, L)
+    if name in ("inhibitory", "one_vs_all"):
+        P = np.eye(L) - sol.extras.get("mu", 0.0) * np.ones((L, L))
+        return np.einsum("ij,jm->mij", p.Y, P)
+    if name in ("weston_watkins", "crammer_singer"):  # B_ik = I(k = y_i) sum_j a_ij - a_ik
+        return E.T[:, :, None] - np.eye(L)[:, None, :]
+    if name == "lee_lin_wahba":  # B = -alpha (I - 11^T / L)
+        return np.broadcast_to(-(np.eye(L) - 1.0 / L)[:, None, :], (L, p.n_samples, L))
+    if name == "simplex_hinge":
+        return simplex_code(L)[p.y_index].T
+    raise ValueError(f"No bias for formulation {name!r}.")
+
+
+def _balanced_interior(sol: Solution, bounds: np.ndarray) -> np.ndarray:
+    """A dual point strictly inside the box (and budget) that meets the balance condition: each
+    group of variables that must balance another gets the same total t, spread in proportion to
+    the bounds ``bounds`` (n,) of its patterns."""
+    p, name, L = sol.problem, sol.formulation, sol.problem.n_classes
+    E = one_hot(p.y_index, L)
+    own = E.T @ bounds  # bound total of each class
+    other = own.sum() - own  # ... and of the rest
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if name in ("inhibitory", "one_vs_all"):  # each column: positives and negatives give t
+            totals = np.where(E > 0, own[None, :], other[None, :])
+            scale = 0.5 * min(own.min(), other.min())
+        elif name in ("weston_watkins", "crammer_singer"):  # class k sends and receives (L-1) t
+            totals = np.broadcast_to(own[p.y_index][:, None], E.shape)
+            scale = 0.5 * own.min() / (L - 1)
+        elif name == "lee_lin_wahba":  # every column sums to t
+            totals = np.broadcast_to(other[None, :], E.shape)
+            scale = 0.5 * other.min()
+        else:  # simplex hinge: sum_i alpha_i y_i = t sum_k a_k = 0
+            return 0.5 * own.min() * np.nan_to_num(bounds / own[p.y_index])
+        interior = np.nan_to_num(scale * bounds[:, None] / totals)
+    return interior if name in ("inhibitory", "one_vs_all") else interior * (1.0 - E)
+
+
+def _balanced(A: np.ndarray, sol: Solution, budget=None) -> np.ndarray:
+    """A made to meet the bias's balance condition exactly: the least-norm correction of the
+    free variables, then a mix with ``_balanced_interior`` to restore the box (and budget)."""
+    p = sol.problem
+    bounds = np.broadcast_to(np.asarray(p.budget(), dtype=float), (p.n_samples,))
+    interior = _balanced_interior(sol, bounds)
+    T = _balance_tensor(sol).reshape(-1, A.size)
+    free = (interior > 0).ravel()
+    correction = np.linalg.lstsq(T[:, free], -T @ A.ravel(), rcond=None)[0]
+    corrected = A.ravel().copy()
+    corrected[free] += correction
+    high = bounds.reshape(-1, *([1] * (A.ndim - 1)))
+    return _into_box_by_mixing(corrected.reshape(A.shape), interior, 0.0, high, budget)
 
 
 def _balanced_probabilities(P: np.ndarray, y_index: np.ndarray, L: int) -> np.ndarray:
@@ -176,6 +219,8 @@ def lower_bound(sol: Solution) -> float:
         if np.isinf(mu):  # common_mode_free: R^T (alpha o Y) 1 = 0 (the free common mode)
             A = _common_mode_balanced(A, p, C)
             return float(A.sum() - 0.5 * _sq(R.T @ (A * p.Y)))
+        if sol.intercept is not None:
+            A = _balanced(A, sol)
         P = np.eye(L) - mu * np.ones((L, L))
         return float(A.sum() - 0.5 * _sq(R.T @ (A * p.Y) @ P))
     if name in ("weston_watkins", "sum_svm"):
@@ -183,7 +228,7 @@ def lower_bound(sol: Solution) -> float:
             a = _pairs_from_lecture(a, sol, skip_first=False)
         A = np.where(positives, 0.0, np.clip(a, 0.0, C))
         if sol.intercept is not None:
-            A = _balanced_pairs(A, p.y_index, L, C)
+            A = _balanced(A, sol)
         margin = sol.extras.get("margin", 1.0)
         return float(margin * A.sum() - 0.5 * _sq(R.T @ difference_coef(A, p.y_index, L)))
     if name in ("crammer_singer", "max_svm"):
@@ -194,12 +239,16 @@ def lower_bound(sol: Solution) -> float:
         A = np.where(positives, 0.0, np.clip(a, 0.0, None))
         if sol.extras.get("rescaling", "margin") == "margin":
             A = _budget(A, np.ones_like(A), budget)
+            if sol.intercept is not None:
+                A = _balanced(A, sol, budget)
             return float(np.sum(D * A) - 0.5 * _sq(R.T @ difference_coef(A, p.y_index, L)))
         inverse = np.where(positives, 0.0, 1.0 / np.where(positives, 1.0, D))
         A = _budget(A, inverse, budget)
         return float(A.sum() - 0.5 * _sq(R.T @ difference_coef(A, p.y_index, L)))
     if name == "lee_lin_wahba":
         A = np.where(positives, 0.0, np.clip(a, 0.0, C))
+        if sol.intercept is not None:
+            A = _balanced(A, sol)
         centred = A - A.mean(axis=1, keepdims=True)
         return float(A.sum() / (L - 1) - 0.5 * _sq(R.T @ centred))
     if name == "mprot_static":
@@ -216,11 +265,16 @@ def lower_bound(sol: Solution) -> float:
     if name == "simplex_hinge":
         Yc = simplex_code(L)[p.y_index]
         A = np.clip(a, 0.0, budget)
+        if sol.intercept is not None:
+            A = _balanced(A, sol)
         return float(A.sum() - 0.5 * _sq(R.T @ (A[:, None] * Yc)))
     if name == "simplex_square":
         Yc = simplex_code(L)[p.y_index]
         # the dual variable is 2C (y_i - f(x_i)) at the optimum: a primal carries no multipliers
         A = a if sol.form == "dual" else 2.0 * C * (Yc - sol.training_outputs())
+        if sol.intercept is not None:  # sum_i a_i = 0: no box, the least-norm correction
+            keep = np.ones(p.n_samples, bool) if p.sample_weight is None else p.sample_weight > 0
+            A = np.where(keep[:, None], A - A[keep].mean(axis=0), 0.0)
         if p.sample_weight is None:
             return float(np.sum(A * Yc) - _sq(A) / (4.0 * C) - 0.5 * _sq(R.T @ A))
         positive = p.sample_weight > 0  # a_i = 0 where s_i = 0; ||a_i||^2 / (4 C s_i) elsewhere
@@ -288,7 +342,8 @@ def upper_bound(sol: Solution) -> float:
     if sol.formulation == "lee_lin_wahba":  # project onto sum_j f_j(x_i) = 0: W (I - 11^T / L)
         W = sol.weights - sol.weights.mean(axis=1, keepdims=True)
         coef = sol.coef - sol.coef.mean(axis=1, keepdims=True)
-        sol = dataclasses.replace(sol, weights=W, coef=coef)
+        b = None if sol.intercept is None else sol.intercept - sol.intercept.mean()
+        sol = dataclasses.replace(sol, weights=W, coef=coef, intercept=b)
     norm_sq = sol.norm_sq
     if _common_mode_free(sol):  # 1/2 ||W (I - 11^T / L)||^2 + C sum_ij [1 - y_ij (R W)_ij]_+
         norm_sq = _sq(sol.weights - sol.weights.mean(axis=1, keepdims=True))

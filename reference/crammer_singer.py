@@ -16,6 +16,10 @@ per-pattern simplex constraint of ISVM F.3-F.4 / MProt 6):
     margin: maximise sum_ij Delta(y_i, j) alpha_ij - 1/2 tr(B^T K B),  sum_j alpha_ij <= C
     slack:  maximise sum_ij alpha_ij - 1/2 tr(B^T K B),  sum_j alpha_ij / Delta(y_i, j) <= C
     with alpha_ij >= 0, alpha_{i y_i} = 0 and B_ik = I(k = y_i) sum_j alpha_ij - alpha_ik.
+
+``fit_intercept=True`` gives every class a bias, f_j = <w_j, phi> + b_j (as ISVM 5.1 does for
+Weston-Watkins); stationarity in b adds sum_i B_i = 0 to the dual, and b is its multiplier
+(unique up to a constant: only differences of outputs enter the constraints).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from msvm.reference.problem import (
     DEFAULT_SOLVER,
     Problem,
     Solution,
+    add_bias,
     certified,
     hard_margin_fallback,
     solve,
@@ -54,7 +59,11 @@ def check_cost(p: Problem, cost, rescaling: str) -> np.ndarray:
 
 @hard_margin_fallback
 def primal(
-    p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
+    p: Problem,
+    cost=None,
+    rescaling: str = "margin",
+    fit_intercept: bool = False,
+    solver: str = DEFAULT_SOLVER,
 ) -> Solution:
     """ISVM (F.1) / MProt (4); with ``cost`` the Table 1 margin- or slack-rescaled problem.
     Weighted: the loss is C sum_i s_i xi_i."""
@@ -66,7 +75,8 @@ def primal(
     delta = Delta[p.y_index[rows], cols]
     W = cp.Variable((p.R.shape[1], L))
     xi = cp.Variable(p.n_samples)
-    gap = differences(p.R @ W, p.y_index, rows, cols)
+    b = cp.Variable(L) if fit_intercept else None
+    gap = differences(add_bias(p.R @ W, b), p.y_index, rows, cols)
     if rescaling == "margin":
         pairwise = gap >= delta - xi[rows]
     else:
@@ -83,6 +93,7 @@ def primal(
             coef=p.coef_from_weights(W.value),
             problem=p,
             weights=W.value,
+            intercept=None if b is None else b.value,
             dual_coef=alpha,
             solver=solver,
             solve_time=elapsed,
@@ -93,7 +104,11 @@ def primal(
 
 @hard_margin_fallback
 def dual(
-    p: Problem, cost=None, rescaling: str = "margin", solver: str = DEFAULT_SOLVER
+    p: Problem,
+    cost=None,
+    rescaling: str = "margin",
+    fit_intercept: bool = False,
+    solver: str = DEFAULT_SOLVER,
 ) -> Solution:
     """The dual derived above (ISVM F.4 / MProt 6 for Delta = 1 - I); weighted, pattern i's
     budget is C s_i."""
@@ -113,7 +128,11 @@ def dual(
         inverse = np.where(positives, 0.0, 1.0 / np.where(positives, 1.0, D))
         objective = cp.Maximize(cp.sum(alpha) - quadratic)
         budget = cp.sum(cp.multiply(inverse, alpha), axis=1) <= p.budget()
-    problem, elapsed = solve(objective, [alpha >= 0, alpha[positives] == 0, budget], solver)
+    constraints = [alpha >= 0, alpha[positives] == 0, budget]
+    balance = cp.sum(B, axis=0) == 0
+    if fit_intercept:
+        constraints.append(balance)
+    problem, elapsed = solve(objective, constraints, solver)
     a = np.where(positives, 0.0, alpha.value)
     coef = difference_coef(a, p.y_index, L)
     return certified(
@@ -124,6 +143,7 @@ def dual(
             coef=coef,
             problem=p,
             weights=p.R.T @ coef,
+            intercept=balance.dual_value if fit_intercept else None,
             dual_coef=a,
             solver=solver,
             solve_time=elapsed,

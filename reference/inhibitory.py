@@ -26,6 +26,16 @@ Outputs from the dual (ISVM 4.12):
 
 and the simplified class rule (4.15)-(4.16): argmax_j sum_i' alpha_i'j y_i'j K(x_i', x).
 
+With ``fit_intercept=True`` every classifier gets its bias before the inhibition, f_j(x) =
+<w_j, phi(x)> + b_j - mu sum_k (<w_k, phi(x)> + b_k): the outputs' bias is beta = (I - mu 11^T) b,
+which at mu = 1/L sums to zero like the outputs themselves.  Stationarity in b adds to (6.2)
+
+    sum_i (alpha_i o y_i) (I - mu 11^T) = 0
+
+(for mu != 1/L the L conditions sum_i alpha_ij y_ij = 0 of L binary SVMs; at mu = 1/L only their
+differences, L - 1 conditions: the equality constraint ISVM §7 says the inhibition makes avoidable
+holds for the common part).  The solution's ``intercept`` is beta.
+
 With sample weights s_i (``Problem(sample_weight=...)``) the loss of (4.1) is C sum_ij s_i eta_ij
 and the box of (6.2) is 0 <= alpha_ij <= C s_i.
 """
@@ -38,6 +48,7 @@ from msvm.reference.problem import (
     DEFAULT_SOLVER,
     Problem,
     Solution,
+    add_bias,
     certified,
     hard_margin_fallback,
     repeat_columns,
@@ -63,10 +74,12 @@ def kernel_G(K: np.ndarray, n_classes: int, mu: float | None = None) -> np.ndarr
 
 
 @hard_margin_fallback
-def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
+def primal(
+    p: Problem, mu: float | None = None, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
+) -> Solution:
     """ISVM (4.1) at fixed inhibition ``mu`` (default 1/L, Theorem 1's mu*; it is the largest
     optimal value over mu, not the smallest: ``msvm.verify.inhibition``).  Weighted:
-    C sum_ij s_i eta_ij in (4.1)."""
+    C sum_ij s_i eta_ij in (4.1); ``fit_intercept``: biases b_j before the inhibition."""
     import cvxpy as cp
 
     mu, P = _inhibition(p.n_classes, mu)
@@ -74,6 +87,9 @@ def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) ->
     w_sum = cp.Variable(p.R.shape[1])  # sum_j w_j, so that <w, Psi(x_i)> = r_i^T w_sum
     eta = cp.Variable((p.n_samples, p.n_classes))
     F = p.R @ W - mu * repeat_columns(p.R @ w_sum, p.n_classes)  # f_j(x_i), ISVM (3.5)
+    b = cp.Variable(p.n_classes) if fit_intercept else None
+    if fit_intercept:  # + (I - mu 11^T) b on every row
+        F = add_bias(F, b - mu * cp.sum(b))
     regulariser = 0.5 * cp.sum_squares(W)
     margin = cp.multiply(p.Y, F) >= 1 - eta  # (4.1 ii)
     constraints = [w_sum == cp.sum(W, axis=1), eta >= 0, margin]
@@ -86,6 +102,7 @@ def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) ->
             coef=p.coef_from_weights(W.value @ P),
             problem=p,
             weights=W.value,
+            intercept=None if b is None else P @ b.value,
             dual_coef=margin.dual_value,
             solver=solver,
             solve_time=elapsed,
@@ -95,9 +112,12 @@ def primal(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) ->
 
 
 @hard_margin_fallback
-def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> Solution:
+def dual(
+    p: Problem, mu: float | None = None, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
+) -> Solution:
     """ISVM (6.1)-(6.2) with the kernel G of (6.3) (at any fixed ``mu``; default 1/L).
-    Weighted: the box (6.2) is 0 <= alpha_ij <= C s_i."""
+    Weighted: the box (6.2) is 0 <= alpha_ij <= C s_i; ``fit_intercept`` adds the balance
+    sum_i (alpha_i o y_i) (I - mu 11^T) = 0, whose multiplier is b."""
     import cvxpy as cp
 
     mu, P = _inhibition(p.n_classes, mu)
@@ -108,6 +128,10 @@ def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> S
     W = p.R.T @ (alpha_y - mu * repeat_columns(row_sum, p.n_classes))
     objective = cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(W))  # (6.1)
     constraints = [row_sum == cp.sum(alpha_y, axis=1), alpha >= 0, alpha <= p.box()]  # (6.2)
+    column_sum = cp.sum(alpha_y, axis=0)
+    balance = column_sum - mu * cp.sum(column_sum) == 0
+    if fit_intercept:
+        constraints.append(balance)
     problem, elapsed = solve(objective, constraints, solver)
     a = alpha.value
     return certified(
@@ -118,6 +142,7 @@ def dual(p: Problem, mu: float | None = None, solver: str = DEFAULT_SOLVER) -> S
             coef=(a * p.Y) @ P @ P,  # (4.12): factor I(j = j') - c
             problem=p,
             weights=p.R.T @ (a * p.Y) @ P,
+            intercept=P @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
             solver=solver,
             solve_time=elapsed,

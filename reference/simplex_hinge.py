@@ -12,6 +12,10 @@ dual is the box-constrained QP printed in §1.3,
     Q_ij = K(x_i, x_j) y_i^T y_j,   c_k = alpha_k y_k,   f(x) = sum_k k(x, x_k) c_k
 
 and a point is decoded by D(f(x)) = argmax_t <f(x), a_t>.
+
+``fit_intercept=True`` adds a bias b in R^{T-1}, f(x) = sum_k k(x, x_k) c_k + b; stationarity in b
+adds sum_i alpha_i y_i = 0 to the dual (T - 1 conditions), and b is their multiplier.  The class
+scores then carry <b, a_t>, which sum to zero over t as the scores do.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from msvm.reference.problem import (
     DEFAULT_SOLVER,
     Problem,
     Solution,
+    add_bias,
     certified,
     hard_margin_fallback,
     solve,
@@ -58,15 +63,17 @@ def gram_Q(p: Problem) -> np.ndarray:
 
 
 @hard_margin_fallback
-def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """The simplex hinge primal on the canonical scale (f = R W, ||f||_H = ||W||_F); weighted,
-    the loss is C sum_i s_i xi_i."""
+def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) -> Solution:
+    """The simplex hinge primal on the canonical scale (f = R W (+ b), ||f||_H = ||W||_F);
+    weighted, the loss is C sum_i s_i xi_i."""
     import cvxpy as cp
 
     code, Yc = code_vectors(p)
     W = cp.Variable((p.R.shape[1], code.shape[1]))
     xi = cp.Variable(p.n_samples)
-    margin = cp.sum(cp.multiply(Yc, p.R @ W), axis=1) >= 1 - xi  # <y_i, f(x_i)> >= 1 - xi_i
+    b = cp.Variable(code.shape[1]) if fit_intercept else None
+    F = add_bias(p.R @ W, b)
+    margin = cp.sum(cp.multiply(Yc, F), axis=1) >= 1 - xi  # <y_i, f(x_i)> >= 1 - xi_i
     objective = cp.Minimize(0.5 * cp.sum_squares(W) + p.loss_sum(xi))
     problem, elapsed = solve(objective, [xi >= 0, margin], solver)
     return certified(
@@ -77,6 +84,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             coef=p.coef_from_weights(W.value),
             problem=p,
             weights=W.value,
+            intercept=None if b is None else b.value,
             dual_coef=margin.dual_value,
             scores=decoder(code),
             solver=solver,
@@ -86,17 +94,19 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 
 
 @hard_margin_fallback
-def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
+def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) -> Solution:
     """The box-constrained dual of §1.3 (alpha^T Q alpha written as ||R^T (alpha o Y)||^2);
-    weighted, 0 <= alpha_i <= C s_i."""
+    weighted, 0 <= alpha_i <= C s_i; with ``fit_intercept``, sum_i alpha_i y_i = 0."""
     import cvxpy as cp
 
     code, Yc = code_vectors(p)
     alpha = cp.Variable(p.n_samples)
     quadratic = 0.5 * cp.sum_squares(p.R.T @ cp.multiply(alpha[:, None], Yc))
-    problem, elapsed = solve(
-        cp.Maximize(cp.sum(alpha) - quadratic), [alpha >= 0, alpha <= p.budget()], solver
-    )
+    constraints = [alpha >= 0, alpha <= p.budget()]
+    balance = Yc.T @ alpha == 0
+    if fit_intercept:
+        constraints.append(balance)
+    problem, elapsed = solve(cp.Maximize(cp.sum(alpha) - quadratic), constraints, solver)
     coef = alpha.value[:, None] * Yc  # c_k = alpha_k y_k
     return certified(
         Solution(
@@ -106,6 +116,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             coef=coef,
             problem=p,
             weights=p.R.T @ coef,
+            intercept=balance.dual_value if fit_intercept else None,
             dual_coef=alpha.value,
             scores=decoder(code),
             solver=solver,

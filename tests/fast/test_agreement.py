@@ -14,14 +14,20 @@ from msvm.fast import (
 )
 from msvm.reference import FORMULATIONS
 
+BIAS = {"fit_intercept": True}
 MACHINES = {
     "inhibitory": (InhibitorySVC, "inhibitory", {}),
+    "inhibitory-bias": (InhibitorySVC, "inhibitory", BIAS),
+    "inhibitory-mu0.2-bias": (InhibitorySVC, "inhibitory", {"mu": 0.2, **BIAS}),
     "one_vs_all": (OneVsAllSVC, "one_vs_all", {}),
+    "one_vs_all-bias": (OneVsAllSVC, "one_vs_all", BIAS),
     "weston_watkins": (WestonWatkinsSVC, "weston_watkins", {}),
-    "weston_watkins-bias": (WestonWatkinsSVC, "weston_watkins", {"fit_intercept": True}),
+    "weston_watkins-bias": (WestonWatkinsSVC, "weston_watkins", BIAS),
     "lee_lin_wahba": (LeeLinWahbaSVC, "lee_lin_wahba", {}),
+    "lee_lin_wahba-bias": (LeeLinWahbaSVC, "lee_lin_wahba", BIAS),
     "crammer_singer": (CrammerSingerSVC, "crammer_singer", {}),
     "crammer_singer-cost": (CrammerSingerSVC, "crammer_singer", {"cost": "random"}),
+    "crammer_singer-bias": (CrammerSingerSVC, "crammer_singer", BIAS),
 }
 COST = np.random.default_rng(5).uniform(0.5, 2.0, size=(10, 10))
 np.fill_diagonal(COST, 0.0)

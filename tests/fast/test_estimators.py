@@ -36,6 +36,7 @@ ESTIMATORS = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, LeeLinWahbaSVC, Cram
         WestonWatkinsSVC(fit_intercept=True, random_state=0),
         LeeLinWahbaSVC(random_state=0),
         InhibitorySVC(kernel="linear", random_state=0),
+        InhibitorySVC(kernel="linear", fit_intercept=True, random_state=0),
         InhibitorySVC(solver="smo", random_state=0),
         CrammerSingerSVC(random_state=0),
         CrammerSingerSVC(kernel="linear", random_state=0),

@@ -40,7 +40,11 @@ def test_squared_loss_path_from_one_eigendecomposition():
 
 
 @parametrize_with_checks(
-    [SimplexSVC(random_state=0), SimplexSVC(loss="squared")],
+    [
+        SimplexSVC(random_state=0),
+        SimplexSVC(loss="squared"),
+        SimplexSVC(loss="squared", kernel="linear", fit_intercept=True),
+    ],
     expected_failed_checks=expected_failed_checks,
 )
 def test_scikit_learn_compatible(estimator, check):

@@ -28,6 +28,7 @@ from msvm.reference import FORMULATIONS, Problem
 from msvm.reference.values import training_loss
 
 # label: (estimator, its options, reference formulation, the formulation's options)
+BIAS = {"fit_intercept": True}
 MACHINES = {
     "inhibitory": (InhibitorySVC, {}, "inhibitory", {}),
     "one_vs_all": (OneVsAllSVC, {}, "one_vs_all", {}),
@@ -42,6 +43,12 @@ MACHINES = {
     "crammer_singer": (CrammerSingerSVC, {}, "crammer_singer", {}),
     "simplex_hinge": (SimplexSVC, {}, "simplex_hinge", {}),
     "simplex_square": (SimplexSVC, {"loss": "squared"}, "simplex_square", {}),
+    # the other machines' biases, weighted (one-vs-all's is checked against SVC elsewhere)
+    "inhibitory-bias": (InhibitorySVC, BIAS, "inhibitory", BIAS),
+    "lee_lin_wahba-bias": (LeeLinWahbaSVC, BIAS, "lee_lin_wahba", BIAS),
+    "crammer_singer-bias": (CrammerSingerSVC, BIAS, "crammer_singer", BIAS),
+    "simplex_hinge-bias": (SimplexSVC, BIAS, "simplex_hinge", BIAS),
+    "simplex_square-bias": (SimplexSVC, {"loss": "squared", **BIAS}, "simplex_square", BIAS),
 }
 BOX = ["inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba", "crammer_singer"]
 

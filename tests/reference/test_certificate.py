@@ -25,20 +25,27 @@ np.fill_diagonal(COST, 0.0)
 CASES = {
     "inhibitory": ("inhibitory", {}),
     "inhibitory-mu0.2": ("inhibitory", {"mu": 0.2}),
+    "inhibitory-bias": ("inhibitory", {"fit_intercept": True}),
     "one_vs_all": ("one_vs_all", {}),
+    "one_vs_all-bias": ("one_vs_all", {"fit_intercept": True}),
     "weston_watkins": ("weston_watkins", {}),
     "weston_watkins-bias": ("weston_watkins", {"fit_intercept": True}),
     "crammer_singer": ("crammer_singer", {}),
+    "crammer_singer-bias": ("crammer_singer", {"fit_intercept": True}),
     "crammer_singer-slack": ("crammer_singer", {"cost": COST, "rescaling": "slack"}),
     "crammer_singer-margin": ("crammer_singer", {"cost": COST, "rescaling": "margin"}),
     "lee_lin_wahba": ("lee_lin_wahba", {}),
+    "lee_lin_wahba-bias": ("lee_lin_wahba", {"fit_intercept": True}),
     "max_svm": ("max_svm", {}),
     "sum_svm": ("sum_svm", {}),
     "mprot_static": ("mprot_static", {"n_prototypes": 2}),
     "simplex_hinge": ("simplex_hinge", {}),
+    "simplex_hinge-bias": ("simplex_hinge", {"fit_intercept": True}),
     "simplex_square": ("simplex_square", {}),
+    "simplex_square-bias": ("simplex_square", {"fit_intercept": True}),
     "logistic": ("logistic", {}),
 }
+BIASED = [label for label in CASES if label.endswith("-bias") and "square" not in label]
 FORMS = ("primal", "dual")
 
 
@@ -106,6 +113,41 @@ def test_a_wrong_reported_value_is_refused(small, label):
         with pytest.raises(NotSolvedError, match="not certified"):
             certify(wrong)
     certify(dataclasses.replace(sol, extras=dict(extras)))  # the unperturbed one passes again
+
+
+@pytest.mark.parametrize("label", BIASED)
+def test_a_dual_point_without_the_balance_is_refused_as_a_biased_solution(label):
+    """The bias-free dual's optimum, reported as the biased problem's (intercept 0): its dual
+    point breaks the balance, so the certificate must balance it and then finds the gap."""
+    formulation, options = CASES[label]
+    X, y = datasets.load("wine", n_samples=45)
+    p = Problem(X, y, C=1.0, kernel="linear")
+    free = FORMULATIONS[formulation].dual(p)
+    biased = FORMULATIONS[formulation].dual(p, **options)
+    assert biased.objective < free.objective * (1 - 1e-3)  # the bias matters here
+    extras = {k: v for k, v in free.extras.items() if k != "certificate"}
+    zero = np.zeros_like(biased.intercept)
+    with pytest.raises(NotSolvedError, match="not certified"):
+        certify(dataclasses.replace(free, intercept=zero, extras=extras))
+
+
+@pytest.mark.parametrize("label", BIASED)
+def test_the_balanced_dual_point_is_exactly_feasible(small, label):
+    """``_balanced`` turns any point into one in the box (and budget) that meets the balance."""
+    from msvm.reference.certificate import _balance_tensor, _balanced
+
+    sol = solve_case(small, label, "dual")
+    rng = np.random.default_rng(0)
+    A = np.asarray(sol.dual_coef) * (1 + 0.3 * rng.standard_normal(np.shape(sol.dual_coef)))
+    budget = small.budget() if CASES[label][0] == "crammer_singer" else None
+    B = _balanced(np.clip(A, 0.0, small.C), sol, budget)
+    T = _balance_tensor(sol).reshape(-1, B.size)
+    assert np.abs(T @ B.ravel()).max() <= 1e-12 * small.C * small.n_samples
+    assert B.min() >= 0.0 and B.max() <= small.C
+    if budget is not None:
+        assert B.sum(axis=1).max() <= small.C * (1 + 1e-12)
+    if B.ndim == 2 and CASES[label][0] != "one_vs_all" and "inhibitory" not in label:
+        assert np.all(B[np.arange(B.shape[0]), small.y_index] == 0)  # alpha_{i y_i} stays 0
 
 
 # -- C = 1e12 on 30 iris points, RBF: the right optimum or NotSolvedError -----------------------

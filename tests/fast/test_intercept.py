@@ -1,0 +1,118 @@
+"""``fit_intercept`` on every machine: against SVC, against the reference's biased formulations,
+and the properties a bias must have (issue 19).
+
+The agreement of every biased machine's objective with the reference layer, weighted and not, is
+in test_agreement.py and test_weights.py; this file checks the bias itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.svm import SVC
+
+from msvm.core import datasets
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    OneVsAllSVC,
+    SimplexSVC,
+    WestonWatkinsSVC,
+)
+from msvm.reference import FORMULATIONS, Problem
+
+# estimator, reference formulation, options; every machine with an engine path
+MACHINES = {
+    "inhibitory": (InhibitorySVC, "inhibitory", {}),
+    "inhibitory-mu0.2": (InhibitorySVC, "inhibitory", {"mu": 0.2}),
+    "one_vs_all": (OneVsAllSVC, "one_vs_all", {}),
+    "weston_watkins": (WestonWatkinsSVC, "weston_watkins", {}),
+    "crammer_singer": (CrammerSingerSVC, "crammer_singer", {}),
+    "lee_lin_wahba": (LeeLinWahbaSVC, "lee_lin_wahba", {}),
+    "simplex_hinge": (SimplexSVC, "simplex_hinge", {}),
+}
+# outputs that sum to zero over the classes keep a bias that sums to zero
+SUM_TO_ZERO = {"inhibitory", "lee_lin_wahba", "simplex_hinge"}
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return datasets.load("wine", n_samples=60)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("C", [0.1, 1.0, 10.0])
+def test_one_vs_all_with_a_bias_is_svc_per_class(wine, kernel, C):
+    """Each class of OneVsAllSVC(fit_intercept=True) is libsvm's binary SVC of that class
+    against the rest: the same decision values and intercepts."""
+    X, y = wine
+    clf = OneVsAllSVC(C=C, kernel=kernel, fit_intercept=True, tol=1e-8, random_state=0).fit(X, y)
+    scores = clf.decision_function(X)
+    for j, label in enumerate(clf.classes_):
+        binary = SVC(C=C, kernel=kernel, gamma=clf._gamma, tol=1e-10).fit(X, y == label)
+        assert clf.intercept_[j] == pytest.approx(binary.intercept_[0], abs=1e-4)
+        np.testing.assert_allclose(scores[:, j], binary.decision_function(X), atol=1e-4)
+
+
+@pytest.mark.parametrize("label", list(MACHINES))
+def test_the_bias_is_the_references(wine, label):
+    """The intercept (up to the constant that no constraint sees, for the machines that compare
+    outputs) equals the biased reference dual's multiplier, on data where it is unique."""
+    X, y = wine
+    Estimator, formulation, options = MACHINES[label]
+    p = Problem(X, y, C=1.0, kernel="rbf")
+    ref = FORMULATIONS[formulation].dual(p, fit_intercept=True, **options)
+    clf = Estimator(fit_intercept=True, tol=1e-7, max_iter=100_000, random_state=0, **options).fit(
+        X, y
+    )
+    ours, theirs = clf.intercept_, ref.intercept
+    if formulation == "simplex_hinge":  # reference: b in code space; estimator: <b, a_t>
+        theirs = ref.scores(theirs[None, :])[0]
+    if formulation in ("weston_watkins", "crammer_singer"):
+        ours, theirs = ours - ours.mean(), theirs - theirs.mean()
+    np.testing.assert_allclose(ours, theirs, atol=2e-3)
+    assert np.abs(theirs).max() > 0.05  # a bias that matters
+    if label.split("-")[0] in SUM_TO_ZERO and "mu0.2" not in label:
+        assert abs(clf.intercept_.sum()) <= 1e-10 * (1 + np.abs(clf.intercept_).max())
+
+
+@pytest.mark.parametrize("label", list(MACHINES))
+def test_a_bias_lowers_the_objective_and_meets_its_balance(wine, label):
+    X, y = wine
+    Estimator, _, options = MACHINES[label]
+    fit = dict(kernel="linear", C=1.0, tol=1e-6, max_iter=100_000, random_state=0, **options)
+    biased = Estimator(fit_intercept=True, **fit).fit(X, y)
+    plain = Estimator(**fit).fit(X, y)
+    assert biased.objective_ < plain.objective_ * (1 - 1e-3)
+    np.testing.assert_array_equal(plain.intercept_, 0.0)
+    # the intercept is in the fitted outputs: decision values = kernel part + intercept_
+    raw = biased.decision_function(X) - biased.intercept_
+    np.testing.assert_allclose(raw, X @ biased.coef_.T, atol=1e-10)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_squared_loss_bias_is_the_bordered_system(wine, kernel, weighted):
+    """SimplexSVC(loss="squared", fit_intercept=True) against the reference's closed form and
+    its cvxpy primal; ``coef_path`` gives the same fit C by C."""
+    from msvm.reference.simplex_square import closed_form
+
+    X, y = wine
+    w = np.random.default_rng(2).integers(0, 3, y.size).astype(float) if weighted else None
+    p = Problem(X, y, C=1.0, kernel=kernel, sample_weight=w)
+    exact, primal = (
+        closed_form(p, fit_intercept=True),
+        FORMULATIONS["simplex_square"].primal(p, fit_intercept=True),
+    )
+    clf = SimplexSVC(loss="squared", kernel=kernel, fit_intercept=True).fit(X, y, w)
+    assert clf.objective_ == pytest.approx(primal.objective, rel=1e-7)
+    assert clf.objective_ == pytest.approx(exact.objective, rel=1e-10)
+    np.testing.assert_allclose(clf.intercept_, exact.scores(exact.intercept[None, :])[0], atol=1e-9)
+    np.testing.assert_allclose(clf.decision_function(X), exact.decision_function(X), atol=1e-8)
+
+
+def test_a_bias_needs_the_engine(wine):
+    X, y = wine
+    with pytest.raises(ValueError, match="no bias"):
+        InhibitorySVC(solver="smo", fit_intercept=True).fit(X, y)
