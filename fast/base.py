@@ -46,6 +46,32 @@ from msvm.fast.threads import with_fit_threads
 _BIAS_ROUNDS = 200
 
 
+def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=False):
+    """The bias b of the outputs F = K B + 1 b^T: ``run(b)`` solves the dual at bias b (its linear
+    term moved by ``patterns.biased_terms``, rho 11^T added to the kernel), and b is updated by the
+    multiplier step rho sum_i B_i until that step is at most tol (a ConvergenceWarning after
+    _BIAS_ROUNDS runs).  Without a bias (rho = 0) one run; ``partial``: one run and one update
+    (MProt's annealing steps).  Returns the bias."""
+    for _ in range(_BIAS_ROUNDS if rho > 0 and not partial else 1):
+        run(b)
+        if rho == 0:
+            return b
+        # The run solved the problem whose bias is b + rho sum_i B_i (the multiplier update of
+        # the augmented Lagrangian); stop when that update is below tol.
+        _, B = dual_vectors(kind, alpha, y_index, c)
+        step = rho * B.sum(axis=0)
+        b = b + step
+        if np.abs(step).max() <= tol or partial:
+            return b
+    warnings.warn(
+        f"The bias did not settle in {_BIAS_ROUNDS} augmented-Lagrangian rounds "
+        f"(last change {np.abs(step).max():.2e} > tol={tol:g}).",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+    return b
+
+
 def validate_training_data(estimator, X, y, accept_sparse="csr"):
     """A fit's checks, the same for every estimator (``msvm.core.validation``): the kernel
     parameters, finite X with one label per row, classification targets with at least two
@@ -259,7 +285,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             U = self._outputs(source, rho, alpha, y_index, c)
 
         n_iter = n_steps = 0
-        for rounds in range(1, (_BIAS_ROUNDS if self._fit_intercept() else 1) + 1):
+
+        def run(b):  # one engine run at bias b
+            nonlocal n_iter, n_steps, violation
             lin = biased_terms(self._kind, lin0, free, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
             if linear:
@@ -268,22 +296,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
                 iters, violation = solver.solve_kernel(source, alpha, U)
             n_iter += iters
             n_steps += solver.n_steps
-            if not self._fit_intercept():
-                break
-            # The run solved the problem whose bias is b + rho sum_i B_i (the multiplier update
-            # of the augmented Lagrangian); stop when that update is below tol.
-            _, B = dual_vectors(self._kind, alpha, y_index, c)
-            step = rho * B.sum(axis=0)
-            b = b + step
-            if np.abs(step).max() <= self.tol:
-                break
-            if rounds == _BIAS_ROUNDS:
-                warnings.warn(
-                    f"The bias did not settle in {_BIAS_ROUNDS} augmented-Lagrangian rounds "
-                    f"(last change {np.abs(step).max():.2e} > tol={self.tol:g}).",
-                    ConvergenceWarning,
-                    stacklevel=2,
-                )
+
+        violation = np.inf
+        b = augmented_lagrangian(run, self._kind, alpha, y_index, c, rho, b, self.tol)
         self.n_iter_ = n_iter
         self.n_steps_ = n_steps
         self.kkt_violation_ = violation

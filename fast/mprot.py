@@ -36,6 +36,7 @@ from msvm.core.objectives import canonical_objective, multi_prototype_loss
 from msvm.core.validation import check_finite
 from msvm.fast.base import (
     BaseMulticlassSVC,
+    augmented_lagrangian,
     loss_weights,
     support_counts,
     validate_training_data,
@@ -43,7 +44,7 @@ from msvm.fast.base import (
 from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
-from msvm.fast.patterns import CS, dual_vectors
+from msvm.fast.patterns import CS, biased_terms, dual_vectors
 from msvm.fast.threads import with_fit_threads
 
 OPTIMIZERS = {"basic": BASIC, "all_pairs": ALL_PAIRS, "opt_kkt": OPT_KKT}
@@ -91,6 +92,12 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         (MProt's own optimisers are written for one C, and a ValueError says so).
     probability : as for CrammerSingerSVC (the class scores calibrated are the best prototype's,
         MProt 2).
+    fit_intercept : bool, default=False
+        Give every prototype a bias that is not penalised, f_r(x) = <M_r, x> + b_r (MProt has
+        none: its kernel <x, y> + 1 carries a penalised one), found as CrammerSingerSVC's by an
+        augmented Lagrangian in every static step (dual condition sum_i y_i^r alpha_i^r = 0 for
+        each prototype, ``msvm.reference.mprot_static``); the annealing energy and the
+        assignments use the biased outputs.  Only with ``optimizer="engine"``.
 
     Attributes
     ----------
@@ -148,6 +155,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         class_weight=None,
         probability=False,
         n_jobs=None,
+        fit_intercept=False,
     ):
         self.C = C
         self.kernel = kernel
@@ -171,6 +179,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.class_weight = class_weight
         self.probability = probability
         self.n_jobs = n_jobs
+        self.fit_intercept = fit_intercept
 
     @_fit_context(prefer_skip_nested_validation=True)
     @with_fit_threads
@@ -185,7 +194,14 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 f"sample_weight and class_weight need optimizer='engine'; MProt's "
                 f"{self.optimizer!r} optimiser is written for one C shared by every pattern."
             )
+        if self.fit_intercept and self.optimizer != "engine":
+            raise ValueError(
+                f"fit_intercept needs optimizer='engine'; MProt's {self.optimizer!r} optimiser "
+                "has no bias."
+            )
         L, q, C = self.classes_.size, int(self.n_prototypes), float(self.C)
+        self._rho = self._bias_penalty(X, False, C) if self.fit_intercept else 0.0
+        self._bias = np.zeros(L * q)
         self._bounds = C * (np.ones(y_index.size) if weights is None else weights)
         rng = check_random_state(self.random_state)
         self.n_iter_ = 0
@@ -200,15 +216,23 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         negative = (proto_class[None, :] != y_index[:, None]).astype(float)
         assigned = y_index * q + rng.randint(q, size=y_index.size)  # pi(1), drawn at random
         alpha = np.zeros((y_index.size, L * q))
-        U = np.zeros(alpha.shape, order="F")
+        U = np.zeros(alpha.shape, order="F")  # (K + rho 11^T) B
+
+        def outputs():
+            """F = K B (+ b): the engine's U less its augmented-Lagrangian offset."""
+            if not self._rho:
+                return U
+            _, B = dual_vectors(CS, alpha, assigned, 0.0)
+            return U - self._rho * B.sum(axis=0)
 
         def primal(loss_assignment=None):
             """1/2 ||M||^2 + C sum_i xi_i at the current model M, the slacks taken at the
             current assignment or at ``loss_assignment`` (E(t+1) = P_pi(t+1)(alpha))."""
             Z, _ = dual_vectors(CS, alpha, assigned, 0.0)
             target = assigned if loss_assignment is None else loss_assignment
-            loss = multi_prototype_loss(U, target, proto_class, y_index, weights)
-            return canonical_objective(float(np.sum(Z * U)), loss, C)
+            F = outputs()
+            loss = multi_prototype_loss(F + self._bias, target, proto_class, y_index, weights)
+            return canonical_objective(float(np.sum(Z * F)), loss, C)
 
         energy = primal()  # E(1) = P_pi(1)(0)
         path, best = [energy], None
@@ -216,7 +240,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             self._static_step(
                 source, alpha, U, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
             )
-            new = self._new_assignment(U, y_index, proto_class, assigned, C, t, rng)
+            new = self._new_assignment(
+                outputs() + self._bias, y_index, proto_class, assigned, C, t, rng
+            )
             changed = new != assigned
             if not changed.any() and self.assignment == "greedy":
                 break
@@ -224,13 +250,14 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             assigned = new
             path.append(energy)
             if best is None or energy < best[0]:
-                best = (energy, assigned.copy())
+                best = (energy, assigned.copy(), self._bias.copy())
             alpha[changed] = 0.0  # restore the admissibility conditions (MProt §6.1)
-            U[:] = self._outputs(source, 0.0, alpha, assigned, 0.0)
+            U[:] = self._outputs(source, self._rho, alpha, assigned, 0.0)
         if best is not None and best[0] < energy - 1e-12:  # annealing wandered off: go back
             assigned = best[1]
             alpha[:] = 0.0
             U[:] = 0.0
+            self._bias[:] = best[2]
         self._static_step(source, alpha, U, assigned, negative, C, rng)  # solved to tol
         path.append(primal())
         self.primal_path_ = np.array(path)
@@ -243,21 +270,28 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     def _static_step(self, source, alpha, U, assigned, negative, C, rng, stop=None):
         if self.optimizer != "engine":
             return self._paper_static_step(source, alpha, U, assigned, negative > 0, C, rng, stop)
-        solver = DecompositionSolver(
-            CS,
-            0.0,
-            negative,
-            self._bounds[:, None] * negative,
-            assigned,
-            tol=self.tol,
-            max_iter=self.max_iter,
-            shrinking=self.shrinking,
-            random_state=rng,
-            verbose=self.verbose,
-            stop=stop,
+
+        def run(b):
+            solver = DecompositionSolver(
+                CS,
+                0.0,
+                biased_terms(CS, negative, negative, b, assigned),
+                self._bounds[:, None] * negative,
+                assigned,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                shrinking=self.shrinking,
+                random_state=rng,
+                offset=self._rho,
+                verbose=self.verbose,
+                stop=stop,
+            )
+            iters, self.kkt_violation_ = solver.solve_kernel(source, alpha, U)
+            self.n_iter_ += iters
+
+        self._bias = augmented_lagrangian(
+            run, CS, alpha, assigned, 0.0, self._rho, self._bias, self.tol, partial=stop is not None
         )
-        iters, self.kkt_violation_ = solver.solve_kernel(source, alpha, U)
-        self.n_iter_ += iters
 
     def _paper_static_step(self, source, alpha, U, assigned, negative, C, rng, stop):
         """Figure 3: passes of pattern selection (KKT / AMG / BMG against the MEAN, MAX or
@@ -331,7 +365,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.dual_coef_ = alpha
         self.assignment_ = assigned
         self.prototype_class_ = proto_class
-        self.intercept_ = np.zeros(proto_class.size)
+        self.intercept_ = self._bias.copy()
         check_finite("The fit", primal)
         self.objective_ = primal
         self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))

@@ -110,13 +110,24 @@ def _balance_tensor(sol: Solution) -> np.ndarray:
     if name in ("inhibitory", "one_vs_all"):
         P = np.eye(L) - sol.extras.get("mu", 0.0) * np.ones((L, L))
         return np.einsum("ij,jm->mij", p.Y, P)
-    if name in ("weston_watkins", "crammer_singer"):  # B_ik = I(k = y_i) sum_j a_ij - a_ik
-        return E.T[:, :, None] - np.eye(L)[:, None, :]
+    if name in ("weston_watkins", "crammer_singer", "mprot_static"):
+        # B_ik = I(k = t_i) sum_j a_ij - a_ik, t_i the class or the assigned prototype
+        T, m = _true_outputs(sol)
+        return one_hot(T, m).T[:, :, None] - np.eye(m)[:, None, :]
     if name == "lee_lin_wahba":  # B = -alpha (I - 11^T / L)
         return np.broadcast_to(-(np.eye(L) - 1.0 / L)[:, None, :], (L, p.n_samples, L))
     if name == "simplex_hinge":
         return simplex_code(L)[p.y_index].T
     raise ValueError(f"No bias for formulation {name!r}.")
+
+
+def _true_outputs(sol: Solution) -> tuple[np.ndarray, int]:
+    """Each pattern's true output (its class, or for MProt its assigned prototype) and the
+    number of outputs."""
+    p = sol.problem
+    if sol.formulation == "mprot_static":
+        return sol.extras["prototype_index"], p.n_classes * sol.extras["n_prototypes"]
+    return p.y_index, p.n_classes
 
 
 def _balanced_interior(sol: Solution, bounds: np.ndarray) -> np.ndarray:
@@ -131,16 +142,23 @@ def _balanced_interior(sol: Solution, bounds: np.ndarray) -> np.ndarray:
         if name in ("inhibitory", "one_vs_all"):  # each column: positives and negatives give t
             totals = np.where(E > 0, own[None, :], other[None, :])
             scale = 0.5 * min(own.min(), other.min())
-        elif name in ("weston_watkins", "crammer_singer"):  # class k sends and receives (L-1) t
-            totals = np.broadcast_to(own[p.y_index][:, None], E.shape)
-            scale = 0.5 * own.min() / (L - 1)
+        elif name in ("weston_watkins", "crammer_singer", "mprot_static"):
+            # output k sends and receives t per used output of other classes (a prototype no
+            # pattern is assigned to takes no variable: the balance sets them to 0)
+            T, m = _true_outputs(sol)
+            own = one_hot(T, m).T @ bounds
+            classes = np.repeat(np.arange(L), m // L)
+            used = negatives(p.y_index, m, classes) & (own > 0)[None, :]
+            return np.where(used, 0.5 * own[own > 0].min() / (m - 1) * bounds[:, None], 0.0) / (
+                np.where(own[T] > 0, own[T], 1.0)[:, None]
+            )
         elif name == "lee_lin_wahba":  # every column sums to t
             totals = np.broadcast_to(other[None, :], E.shape)
             scale = 0.5 * other.min()
         else:  # simplex hinge: sum_i alpha_i y_i = t sum_k a_k = 0
             return 0.5 * own.min() * np.nan_to_num(bounds / own[p.y_index])
         interior = np.nan_to_num(scale * bounds[:, None] / totals)
-    return interior if name in ("inhibitory", "one_vs_all") else interior * (1.0 - E)
+    return interior if name in ("inhibitory", "one_vs_all") else interior * (1.0 - E)  # LLW
 
 
 def _balanced(A: np.ndarray, sol: Solution, budget=None) -> np.ndarray:
@@ -258,6 +276,8 @@ def lower_bound(sol: Solution) -> float:
         is_negative = negatives(p.y_index, proto_class.size, proto_class)
         A = np.where(is_negative, np.clip(a, 0.0, None), 0.0)
         A = _budget(A, np.ones_like(A), budget)
+        if sol.intercept is not None:
+            A = _balanced(A, sol, budget)
         s = A.sum(axis=1)
         A[np.arange(p.n_samples), assigned] = s  # alpha_i^{y_i} = sum_{r in N_i} alpha_i^r
         signs = np.where(is_negative, -1.0, 1.0)

@@ -18,6 +18,16 @@ The printed objective is twice the Lagrangian dual function (the Lagrangian at t
 is sum_i alpha_i^{y_i} - 1/2 ||M||^2 = 1/2 (sum_{i,r} alpha_i^r - ||M||^2)); it has the same
 maximiser, and ``objective`` reports half the printed value, which equals the primal optimum.
 Prediction is MProt (2): the class of the prototype with the highest score.
+
+``fit_intercept=True`` gives every prototype a bias that is not penalised, f_r(x) = <M_r, x> +
+b_r (MProt has none; its experiments' kernel <x, y> + 1 carries a penalised one).  Stationarity in
+b_r adds to (11), for every prototype r,
+
+    sum_i y_i^r alpha_i^r = 0,
+
+and b is the multiplier of that condition (half the multiplier of the printed problem, whose
+objective is twice the Lagrangian).  A prototype no pattern is assigned to has y_i^r = -1
+throughout, so the condition sets its alpha_i^r to 0 and its bias is any low enough value.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from msvm.reference.problem import (
     DEFAULT_SOLVER,
     Problem,
     Solution,
+    add_bias,
     certified,
     hard_margin_fallback,
     solve,
@@ -72,7 +83,7 @@ def _class_scores(n_classes: int, n_prototypes: int):
     return scores
 
 
-def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed):
+def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed, bias=None):
     return certified(
         Solution(
             formulation=NAME,
@@ -81,6 +92,7 @@ def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed
             coef=coef,
             problem=p,
             weights=weights,
+            intercept=bias,
             dual_coef=alpha,
             scores=_class_scores(p.n_classes, q),
             solver=solver,
@@ -92,10 +104,14 @@ def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed
 
 @hard_margin_fallback
 def primal(
-    p: Problem, n_prototypes: int = 2, assignment=None, solver: str = DEFAULT_SOLVER
+    p: Problem,
+    n_prototypes: int = 2,
+    assignment=None,
+    fit_intercept: bool = False,
+    solver: str = DEFAULT_SOLVER,
 ) -> Solution:
     """MProt (8) with the assignment fixed (``assignment[i]`` in 0..q-1 within x_i's class);
-    weighted, the loss is C sum_i s_i xi_i."""
+    weighted, the loss is C sum_i s_i xi_i; ``fit_intercept``: a bias per prototype."""
     import cvxpy as cp
 
     q = int(n_prototypes)
@@ -104,7 +120,8 @@ def primal(
     rows, cols = np.nonzero(negatives(p.y_index, proto_class.size, proto_class))
     M = cp.Variable((p.R.shape[1], proto_class.size))
     theta, xi = cp.Variable(p.n_samples), cp.Variable(p.n_samples)
-    F = p.R @ M  # f_r(x_i) = <M_r, x_i>
+    b = cp.Variable(proto_class.size) if fit_intercept else None
+    F = add_bias(p.R @ M, b)  # f_r(x_i) = <M_r, x_i> (+ b_r)
     negative = F[rows, cols] <= theta[rows]
     positive = F[np.arange(p.n_samples), assigned] >= theta + 1 - xi
     objective = cp.Minimize(0.5 * cp.sum_squares(M) + p.loss_sum(xi))
@@ -113,15 +130,22 @@ def primal(
     alpha[rows, cols] = negative.dual_value
     alpha[np.arange(p.n_samples), assigned] = positive.dual_value
     coef = p.coef_from_weights(M.value)
-    return _solution(p, "primal", problem.value, coef, M.value, alpha, q, assigned, solver, elapsed)
+    bias = None if b is None else b.value
+    return _solution(
+        p, "primal", problem.value, coef, M.value, alpha, q, assigned, solver, elapsed, bias
+    )
 
 
 @hard_margin_fallback
 def dual(
-    p: Problem, n_prototypes: int = 2, assignment=None, solver: str = DEFAULT_SOLVER
+    p: Problem,
+    n_prototypes: int = 2,
+    assignment=None,
+    fit_intercept: bool = False,
+    solver: str = DEFAULT_SOLVER,
 ) -> Solution:
     """MProt (11) as printed; ``objective`` is half its optimal value (see the module docstring).
-    Weighted: alpha_i^{y_i} <= C s_i."""
+    Weighted: alpha_i^{y_i} <= C s_i; ``fit_intercept`` adds sum_i y_i^r alpha_i^r = 0."""
     import cvxpy as cp
 
     q = int(n_prototypes)
@@ -143,8 +167,14 @@ def dual(
         alpha_assigned <= p.budget(),
         alpha[~(is_negative | is_assigned)] == 0,
     ]
+    balance = cp.sum(cp.multiply(signs, alpha), axis=0) == 0
+    if fit_intercept:
+        constraints.append(balance)
     problem, elapsed = solve(printed, constraints, solver)
     a = np.where(is_negative | is_assigned, alpha.value, 0.0)
     coef = signs * a
     weights = p.R.T @ coef
-    return _solution(p, "dual", problem.value / 2, coef, weights, a, q, assigned, solver, elapsed)
+    bias = balance.dual_value / 2 if fit_intercept else None
+    return _solution(
+        p, "dual", problem.value / 2, coef, weights, a, q, assigned, solver, elapsed, bias
+    )

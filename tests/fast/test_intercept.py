@@ -16,6 +16,7 @@ from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
     LeeLinWahbaSVC,
+    MultiPrototypeSVC,
     OneVsAllSVC,
     SimplexSVC,
     WestonWatkinsSVC,
@@ -112,7 +113,30 @@ def test_squared_loss_bias_is_the_bordered_system(wine, kernel, weighted):
     np.testing.assert_allclose(clf.decision_function(X), exact.decision_function(X), atol=1e-8)
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_multi_prototype_bias_reaches_the_static_reference(wine, kernel):
+    """MultiPrototypeSVC(fit_intercept=True) at its final assignment is the optimum of the biased
+    static problem (MProt 8 with b_r), and its biases are the reference's up to a constant."""
+    X, y = wine
+    q = 2
+    clf = MultiPrototypeSVC(
+        n_prototypes=q, n_assignment_steps=5, kernel=kernel, gamma="scale", fit_intercept=True,
+        tol=1e-6, random_state=0,
+    ).fit(X, y)  # fmt: skip
+    p = Problem(X, y, C=1.0, kernel=kernel)
+    within = clf.assignment_ - y * q
+    ref = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=within, fit_intercept=True)
+    plain = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=within)
+    assert ref.objective < plain.objective * (1 - 1e-3)  # the biases matter
+    assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
+    shift = clf.intercept_ - ref.intercept
+    np.testing.assert_allclose(shift, shift.mean(), atol=5e-3)
+    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
+
+
 def test_a_bias_needs_the_engine(wine):
     X, y = wine
     with pytest.raises(ValueError, match="no bias"):
         InhibitorySVC(solver="smo", fit_intercept=True).fit(X, y)
+    with pytest.raises(ValueError, match="fit_intercept needs optimizer='engine'"):
+        MultiPrototypeSVC(optimizer="opt_kkt", fit_intercept=True).fit(X, y)

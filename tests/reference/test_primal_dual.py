@@ -34,6 +34,7 @@ CASES = {
     "sum_svm": ("sum_svm", {}),
     "mprot_static-q1": ("mprot_static", {"n_prototypes": 1}),
     "mprot_static-q2": ("mprot_static", {"n_prototypes": 2}),
+    "mprot_static-q2-bias": ("mprot_static", {"n_prototypes": 2, "fit_intercept": True}),
     "simplex_hinge": ("simplex_hinge", {}),
     "simplex_hinge-bias": ("simplex_hinge", {"fit_intercept": True}),
     "simplex_square": ("simplex_square", {}),
