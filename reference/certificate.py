@@ -106,7 +106,6 @@ def _balance_tensor(sol: Solution) -> np.ndarray:
     Crammer-Singer, Lee-Lin-Wahba: sum_i B_i = 0;   simplex hinge: sum_i alpha_i y_i = 0.
     """
     p, name, L = sol.problem, sol.formulation, sol.problem.n_classes
-    E = one_hot(p.y_index, L)
     if name in ("inhibitory", "one_vs_all"):
         P = np.eye(L) - sol.extras.get("mu", 0.0) * np.ones((L, L))
         return np.einsum("ij,jm->mij", p.Y, P)
@@ -149,8 +148,9 @@ def _balanced_interior(sol: Solution, bounds: np.ndarray) -> np.ndarray:
             own = one_hot(T, m).T @ bounds
             classes = np.repeat(np.arange(L), m // L)
             used = negatives(p.y_index, m, classes) & (own > 0)[None, :]
-            return np.where(used, 0.5 * own[own > 0].min() / (m - 1) * bounds[:, None], 0.0) / (
-                np.where(own[T] > 0, own[T], 1.0)[:, None]
+            return (
+                np.where(used, 0.5 * own[own > 0].min() / (m - 1) * bounds[:, None], 0.0)
+                / (np.where(own[T] > 0, own[T], 1.0)[:, None])
             )
         elif name == "lee_lin_wahba":  # every column sums to t
             totals = np.broadcast_to(other[None, :], E.shape)

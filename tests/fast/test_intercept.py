@@ -125,8 +125,9 @@ def test_multi_prototype_bias_reaches_the_static_reference(wine, kernel):
     ).fit(X, y)  # fmt: skip
     p = Problem(X, y, C=1.0, kernel=kernel)
     within = clf.assignment_ - y * q
-    ref = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=within, fit_intercept=True)
-    plain = FORMULATIONS["mprot_static"].dual(p, n_prototypes=q, assignment=within)
+    static = FORMULATIONS["mprot_static"]
+    ref = static.dual(p, n_prototypes=q, assignment=within, fit_intercept=True)
+    plain = static.dual(p, n_prototypes=q, assignment=within)
     assert ref.objective < plain.objective * (1 - 1e-3)  # the biases matter
     assert clf.objective_ == pytest.approx(ref.objective, rel=1e-4)
     shift = clf.intercept_ - ref.intercept
