@@ -9,13 +9,11 @@ Weston-Watkins (5.1) by an augmented Lagrangian, and the objectives on the canon
 from __future__ import annotations
 
 import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -31,6 +29,7 @@ from msvm.core.validation import (
 )
 from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
+from msvm.fast.intercept import augmented_lagrangian, centre_bias
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import (
     biased_terms,
@@ -41,35 +40,6 @@ from msvm.fast.patterns import (
 )
 from msvm.fast.smo import SingleVariableSolver
 from msvm.fast.threads import with_fit_threads
-
-# Largest number of augmented-Lagrangian rounds for the bias (``fit_intercept``; see fit).
-_BIAS_ROUNDS = 200
-
-
-def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=False):
-    """The bias b of the outputs F = K B + 1 b^T: ``run(b)`` solves the dual at bias b (its linear
-    term moved by ``patterns.biased_terms``, rho 11^T added to the kernel), and b is updated by the
-    multiplier step rho sum_i B_i until that step is at most tol (a ConvergenceWarning after
-    _BIAS_ROUNDS runs).  Without a bias (rho = 0) one run; ``partial``: one run and one update
-    (MProt's annealing steps).  Returns the bias."""
-    for _ in range(_BIAS_ROUNDS if rho > 0 and not partial else 1):
-        run(b)
-        if rho == 0:
-            return b
-        # The run solved the problem whose bias is b + rho sum_i B_i (the multiplier update of
-        # the augmented Lagrangian); stop when that update is below tol.
-        _, B = dual_vectors(kind, alpha, y_index, c)
-        step = rho * B.sum(axis=0)
-        b = b + step
-        if np.abs(step).max() <= tol or partial:
-            return b
-    warnings.warn(
-        f"The bias did not settle in {_BIAS_ROUNDS} augmented-Lagrangian rounds "
-        f"(last change {np.abs(step).max():.2e} > tol={tol:g}).",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
-    return b
 
 
 def validate_training_data(estimator, X, y, accept_sparse="csr"):
@@ -309,6 +279,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             F = outputs_of_state(U, self._kind, c, L) - rho * B.sum(axis=0)  # K B
         norm_sq = float(np.sum(Z * F))
+        if self._fit_intercept():  # the middle of the optimal biases where they are not unique
+            b = b + centre_bias(self._kind, c, alpha, hi, lin0, free, F + b, y_index)
         F = F + b
         self.dual_coef_ = alpha
         self._fitted_C = C

@@ -79,9 +79,10 @@ _DOC_PARAMETERS = """
         and the bias is updated between engine runs until it moves less than ``tol``.  For the
         machines whose outputs sum to zero (InhibitorySVC at mu = 1/L, LeeLinWahbaSVC, simplex
         codes) the bias sums to zero too: each classifier's bias is inhibited like its outputs
-        (``msvm.reference`` states every biased primal and dual).  Needs solver="dcd"; a bias is
-        unique only where some dual variable is strictly inside its box (at small C it may not
-        be, and any bias of the optimal interval is returned).
+        (``msvm.reference`` states every biased primal and dual).  Needs solver="dcd".  Where
+        the bias is not unique (no dual variable strictly inside its bounds pins it, e.g. at
+        small C), the middle of the optimal set is returned, as libsvm does for a binary SVM
+        (``msvm.fast.intercept``).
 
     Attributes
     ----------

@@ -36,12 +36,12 @@ from msvm.core.objectives import canonical_objective, multi_prototype_loss
 from msvm.core.validation import check_finite
 from msvm.fast.base import (
     BaseMulticlassSVC,
-    augmented_lagrangian,
     loss_weights,
     support_counts,
     validate_training_data,
 )
 from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
+from msvm.fast.intercept import augmented_lagrangian, centre_bias
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
 from msvm.fast.patterns import CS, biased_terms, dual_vectors
@@ -259,6 +259,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             U[:] = 0.0
             self._bias[:] = best[2]
         self._static_step(source, alpha, U, assigned, negative, C, rng)  # solved to tol
+        if self.fit_intercept:  # the middle of the optimal biases where they are not unique
+            hi = self._bounds[:, None] * negative
+            F = outputs() + self._bias
+            self._bias += centre_bias(CS, 0.0, alpha, hi, negative, negative, F, assigned)
         path.append(primal())
         self.primal_path_ = np.array(path)
         self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
