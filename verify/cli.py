@@ -19,7 +19,7 @@ import numpy as np
 
 from msvm.core import datasets
 from msvm.reference import FORMULATIONS
-from msvm.verify.crosscheck import check
+from msvm.verify.crosscheck import BIASED, check
 
 # a CSV file of more rows needs --n-samples (the digits subset is 150)
 CSV_ROWS_WHOLE = 200
@@ -35,6 +35,9 @@ def verify_command(args) -> int:
     from tqdm import tqdm
 
     rows, profiles = [], []
+    formulations = args.formulations
+    if args.fit_intercept:
+        formulations = [f for f in formulations if f in BIASED]
     for name in args.dataset:
         kernel, C, n, n_quick = BUNDLED.get(name, ("rbf", 1.0, None, None))
         kernel = args.kernel or kernel  # the options override a bundled set's defaults
@@ -51,12 +54,13 @@ def verify_command(args) -> int:
             X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
         label = Path(name).name
         print(f"\n{label}: N={len(y)}, L={np.unique(y).size}, kernel={kernel}, C={C:g}")
+        width = 21 if args.fit_intercept else 16  # room for "+bias"
         print(
-            f"{'formulation':<16}{'primal':>14}{'rel. gap':>10}{'fast':>28}{'fast diff':>11}"
+            f"{'formulation':<{width}}{'primal':>14}{'rel. gap':>10}{'fast':>28}{'fast diff':>11}"
             f"{'output diff':>12}  result"
         )
         bar = tqdm(
-            args.formulations,
+            formulations,
             desc=label,
             unit="formulation",
             disable=True if name in BUNDLED else progress_disabled(args),
@@ -65,12 +69,20 @@ def verify_command(args) -> int:
         for formulation in bar:
             start = time.perf_counter()
             row = check(
-                formulation, X, y, C=C, kernel=kernel, dataset=label, paper_solvers=not args.quick
+                formulation,
+                X,
+                y,
+                C=C,
+                kernel=kernel,
+                dataset=label,
+                paper_solvers=not args.quick,
+                fit_intercept=args.fit_intercept,
             )
             elapsed = time.perf_counter() - start
             verdict = "pass" if row.passed else "FAIL: " + "; ".join(row.reasons)
+            shown = formulation + ("+bias" if args.fit_intercept else "")
             bar.write(
-                f"{formulation:<16}{row.primal:>14.6f}{row.gap:>10.1e}{row.fast:>28}"
+                f"{shown:<{width}}{row.primal:>14.6f}{row.gap:>10.1e}{row.fast:>28}"
                 f"{row.fast_difference:>11.1e}{row.output_difference:>12.1e}  {verdict}"
                 f"  ({elapsed:.1f} s)",
                 file=sys.stdout,
@@ -342,6 +354,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_names(verify, "--formulations", FORMULATIONS, FORMULATIONS, "formulations to check")
     verify.add_argument(
         "--quick", action="store_true", help="smaller subsets, without ISVM's own solvers"
+    )
+    verify.add_argument(
+        "--fit-intercept",
+        action="store_true",
+        help="check the biased forms (fit_intercept=True in both layers) of the formulations "
+        "that have one: " + ", ".join(BIASED),
     )
     verify.add_argument("--json", help="write the rows as JSON to this file")
     verify.add_argument("--markdown", help="write the table as Markdown to this file")

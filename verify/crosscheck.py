@@ -45,6 +45,17 @@ FAST = {
     "simplex_square": (SimplexSVC, {"loss": "squared"}),
 }
 PAPER_SOLVERS = ("inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba")
+# formulations with a fit_intercept option in both layers (logistic always has its bias)
+BIASED = (
+    "inhibitory",
+    "one_vs_all",
+    "weston_watkins",
+    "crammer_singer",
+    "lee_lin_wahba",
+    "mprot_static",
+    "simplex_hinge",
+    "simplex_square",
+)
 
 
 @dataclass
@@ -110,8 +121,11 @@ def check(
     tie_margin: float = 1e-3,
     paper_solvers: bool = True,
     random_state: int = 0,
+    fit_intercept: bool = False,
 ) -> CheckRow:
     """Cross-check one formulation on (X, y); see the module docstring for what is compared.
+    ``fit_intercept``: the biased forms of both layers (formulations in ``BIASED``; ISVM's
+    Algorithms 1 and 2 have no bias and are left out).
 
     Tolerances: ``gap_tol`` relative primal-dual gap of the reference; ``fast_tol`` relative
     difference of the fast objective (at tol=1e-6); ``output_tol`` largest difference of training
@@ -122,6 +136,9 @@ def check(
         raise ValueError(
             f"Unknown formulation {formulation!r}; expected one of {list(FORMULATIONS)}."
         )
+    if fit_intercept and formulation not in BIASED:
+        raise ValueError(f"{formulation} has no fit_intercept; the biased ones: {list(BIASED)}.")
+    bias = {"fit_intercept": True} if fit_intercept else {}
     p = Problem(X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
     module = FORMULATIONS[formulation]
     shared = dict(
@@ -136,17 +153,14 @@ def check(
     fast_model, options = None, {}
     if formulation in FAST:
         Estimator, options = FAST[formulation]
-        fast_model = Estimator(tol=1e-6, **shared, **options)
+        fast_model = Estimator(tol=1e-6, **shared, **options, **bias)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             fast_model.fit(X, y)
-    reference_options = {}
+    reference_options = dict(bias)
     if formulation == "mprot_static":
         q = options["n_prototypes"]
-        reference_options = {
-            "n_prototypes": q,
-            "assignment": fast_model.assignment_ - p.y_index * q,
-        }
+        reference_options.update(n_prototypes=q, assignment=fast_model.assignment_ - p.y_index * q)
     primal = module.primal(p, **reference_options)
     dual = module.dual(p, **reference_options)
     row = CheckRow(
@@ -192,7 +206,7 @@ def check(
         if row.output_difference > output_tol:
             row.reasons.append(f"outputs differ by {row.output_difference:.1e} > {output_tol:g}")
 
-    if paper_solvers and formulation in PAPER_SOLVERS:
+    if paper_solvers and formulation in PAPER_SOLVERS and not fit_intercept:
         Estimator, _ = FAST[formulation]
         for solver in ("smo", "sgd"):
             model = Estimator(solver=solver, tol=1e-4, **shared).fit(X, y)

@@ -28,6 +28,26 @@ def test_check_passes_on_the_real_layers(wine, formulation):
     assert row.gap < 1e-6 and row.fast_difference < 1e-4
 
 
+@pytest.mark.parametrize("formulation", crosscheck.BIASED)
+def test_check_of_the_biased_forms_passes_on_the_real_layers(wine, formulation):
+    row = check(formulation, *wine, C=1.0, kernel="rbf", fit_intercept=True)
+    assert row.passed, row.reasons
+    unbiased = check(formulation, *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert row.primal < unbiased.primal * (1 - 1e-3)  # the bias was in both layers' problems
+
+
+def test_check_of_a_bias_fails_when_the_fast_layer_ignores_it(wine, monkeypatch):
+    """The engine's linear term left without the bias: another problem, and the check says so."""
+    from msvm.fast import base
+
+    monkeypatch.setattr(base, "biased_terms", lambda kind, lin0, free, b, y_index: lin0)
+    row = check("inhibitory", *wine, C=1.0, kernel="rbf", fit_intercept=True)
+    assert not row.passed
+    assert any("fast objective" in reason for reason in row.reasons)
+    with pytest.raises(ValueError, match="has no fit_intercept"):
+        check("sum_svm", *wine, fit_intercept=True)
+
+
 def test_check_fails_when_the_fast_model_solves_another_problem(wine, monkeypatch):
     """Inhibitory checked against one-vs-all (a wrong kernel factor) must fail."""
     monkeypatch.setitem(crosscheck.FAST, "inhibitory", (OneVsAllSVC, {}))
