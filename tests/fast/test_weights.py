@@ -1,6 +1,7 @@
 """Sample and class weights (issue 19): every fast estimator against independent computations.
 
-(a) the weighted fit against the reference layer's weighted primal and dual (cvxpy, certified);
+(a) the weighted fit against the reference layer's weighted primal and dual (cvxpy, certified),
+the Lecture's Max-SVM and Sum-SVM included;
 (b) integer weights against duplicated samples; (c) class_weight="balanced" against the explicit
 weights n / (L n_k); (d) weights of ones against no weights, bit for bit; and the validation,
 zero weights on every solver path, the leave-one-out path and the warm start.
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
 
 from msvm.fast import (
     CrammerSingerSVC,
@@ -24,7 +24,7 @@ from msvm.fast import (
     engine,
 )
 from msvm.fast.loo import leave_one_out
-from msvm.reference import FORMULATIONS, Problem
+from msvm.reference import FORMULATIONS, Problem, inhibitory
 from msvm.reference.values import training_loss
 
 # label: (estimator, its options, reference formulation, the formulation's options)
@@ -42,20 +42,18 @@ MACHINES = {
     "crammer_singer": (CrammerSingerSVC, {}, "crammer_singer", {}),
     "simplex_hinge": (SimplexSVC, {}, "simplex_hinge", {}),
     "simplex_square": (SimplexSVC, {"loss": "squared"}, "simplex_square", {}),
+    # the Lecture's machines, stated weighted in their own variables (mu_i in s_i times the
+    # printed set), are the Crammer-Singer and Weston-Watkins problems
+    "max_svm": (CrammerSingerSVC, {}, "max_svm", {}),
+    "sum_svm": (WestonWatkinsSVC, {}, "sum_svm", {}),
 }
 BOX = ["inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba", "crammer_singer"]
 
 
 @pytest.fixture(scope="module")
-def data():
-    """45 iris points on two features (versicolor and virginica overlap: loss terms > 0) and
-    integer weights 0..3, some of them 0."""
-    X, y = load_iris(return_X_y=True)
-    rows = np.random.default_rng(0).choice(150, 45, replace=False)
-    X, y = X[rows][:, :2], y[rows]
-    w = np.random.default_rng(1).integers(0, 4, size=y.size).astype(float)
-    assert np.any(w == 0) and np.all(np.bincount(y[w > 0]) > 0)
-    return X, y, w
+def data(weighted_iris):
+    """The shared weighted iris problem (tests/conftest.py)."""
+    return weighted_iris
 
 
 def make(label, **kw):
@@ -337,12 +335,10 @@ def test_paper_optimizers_refuse_weights(data):
         MultiPrototypeSVC(optimizer="basic").fit(X, y, sample_weight=w)
 
 
-def test_lecture_formulations_refuse_weights(data):
+def test_common_mode_free_refuses_weights(data):
     X, y, w = data
-    p = Problem(X, y, sample_weight=w)
-    for name in ("max_svm", "sum_svm", "logistic"):
-        with pytest.raises(ValueError, match="not stated with sample weights"):
-            FORMULATIONS[name].primal(p)
+    with pytest.raises(ValueError, match="not stated with sample weights"):
+        inhibitory.common_mode_free(Problem(X, y, sample_weight=w))
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS[:-1], ids=lambda e: type(e).__name__)
