@@ -319,14 +319,92 @@ def test_all_zero_class_weight_and_unknown_class_raise(data):
         InhibitorySVC(class_weight="uniform").fit(X, y)
 
 
-def test_mkpm_takes_constant_weights_only(data):
+# -- MKPM: weighted kernel PCA and weighted least squares (MKPMClassifier's docstring) --------
+
+MKPM = dict(gamma=0.5, random_state=0)  # gamma fixed: "scale" would see duplicated rows
+
+
+# a code whose columns differ up to sign (two such columns have equal risks: the dynamic
+# programme's ties then go either way by rounding), one of them constant
+CODE = np.array([[1, 1, 1, 1], [-1, 1, -1, 1], [1, -1, -1, 1]], dtype=float)
+
+
+@pytest.mark.parametrize("code", [None, CODE], ids=["one_vs_all", "code"])
+@pytest.mark.parametrize("n_components", [6, 12])
+def test_mkpm_integer_weights_equal_duplicated_rows(data, n_components, code):
+    """(b) on the exact basis: the risk table, the whole path's outputs, the selected d (on the
+    training error, which counts copies as the weights do) and the decision values."""
     X, y, w = data
-    plain = MKPMClassifier().fit(X, y)
-    constant = MKPMClassifier().fit(X, y, sample_weight=np.full(y.size, 3.0))
+    counts = w.astype(int)
+    kw = dict(MKPM, n_components=n_components, code=code, selection="train")
+    weighted = MKPMClassifier(**kw).fit(X, y, sample_weight=w)
+    repeated = MKPMClassifier(**kw).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    np.testing.assert_allclose(weighted.risk_table_, repeated.risk_table_, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(weighted.allocation_path_, repeated.allocation_path_)
+    assert weighted.selected_dimension_ == repeated.selected_dimension_
+    grid = np.random.default_rng(2).uniform(X.min(0), X.max(0), size=(50, 2))
+    for points in (X, grid):
+        np.testing.assert_allclose(
+            weighted.path_outputs(points), repeated.path_outputs(points), rtol=0, atol=1e-8
+        )
+        np.testing.assert_allclose(
+            weighted.decision_function(points),
+            repeated.decision_function(points),
+            rtol=0,
+            atol=1e-8,
+        )
+        np.testing.assert_array_equal(weighted.predict(points), repeated.predict(points))
+    # the weights reached the fit: the unweighted path is another one
+    plain = MKPMClassifier(**kw).fit(X, y)
+    assert np.abs(plain.risk_table_ - weighted.risk_table_).max() > 1e-2
+
+
+MKPM_PATHS = {
+    "loo": {},
+    "train": {"selection": "train"},
+    "cv": {"selection": "cv", "cv": 3},
+    "validation": {"selection": "validation"},
+    "nystroem": {"approximation": "nystroem", "n_landmarks": 20},
+    "randomized": {"eigen_solver": "randomized", "max_column_dimension": 8},
+    "precomputed": {"kernel": "precomputed", "selection": "train"},
+}
+
+
+@pytest.mark.parametrize("options", list(MKPM_PATHS.values()), ids=list(MKPM_PATHS))
+def test_mkpm_zero_weights_equal_removed_rows(data, options):
+    """A pattern of weight 0 is left out before the fit: on every path the fit is the fit
+    without it, bit for bit (the others' weights 1, 2, 3 stay)."""
+    X, y, w = data
+    keep = w > 0
+    train, new, sub_train, sub_new = X, X, X[keep], X
+    if options.get("kernel") == "precomputed":
+        K = X @ X.T
+        train, new, sub_train, sub_new = K, K, K[np.ix_(keep, keep)], K[:, keep]
+    full = MKPMClassifier(**{**MKPM, **options}).fit(train, y, sample_weight=w)
+    sub = MKPMClassifier(**{**MKPM, **options}).fit(sub_train, y[keep], sample_weight=w[keep])
+    np.testing.assert_array_equal(full.risk_path_, sub.risk_path_)
+    np.testing.assert_array_equal(full.selection_errors_, sub.selection_errors_)
+    np.testing.assert_array_equal(full.decision_function(new), sub.decision_function(sub_new))
+    np.testing.assert_array_equal(full.support_, np.flatnonzero(keep))
+    np.testing.assert_array_equal(full.n_support_, np.bincount(y[keep], minlength=3))
+
+
+@pytest.mark.parametrize("selection", ["loo", "train", "cv"])
+def test_mkpm_weights_scaled_by_a_constant_give_the_same_fit(data, selection):
+    """The weighted path is invariant to a common factor of the weights (every weighted
+    quantity is normalised by sum_i s_i), and a constant weight is the unweighted fit."""
+    X, y, w = data
+    kw = dict(MKPM, n_components=12, selection=selection)
+    a = MKPMClassifier(**kw).fit(X, y, sample_weight=w)
+    b = MKPMClassifier(**kw).fit(X, y, sample_weight=0.37 * w)
+    np.testing.assert_allclose(a.risk_table_, b.risk_table_, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(a.selection_errors_, b.selection_errors_, rtol=1e-12)
+    assert a.selected_dimension_ == b.selected_dimension_
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-8)
+    plain = MKPMClassifier(**kw).fit(X, y)
+    constant = MKPMClassifier(**kw).fit(X, y, sample_weight=np.full(y.size, 0.37))
     np.testing.assert_array_equal(plain.decision_function(X), constant.decision_function(X))
-    np.testing.assert_array_equal(plain.n_support_, np.bincount(y))
-    with pytest.raises(ValueError, match="non-uniform sample weights"):
-        MKPMClassifier().fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(plain.selection_errors_, constant.selection_errors_)
 
 
 def test_paper_optimizers_refuse_weights(data):
