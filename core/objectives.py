@@ -95,9 +95,9 @@ def simplex_square_loss(F, codes, weights=None):
     return _total((codes - F) ** 2, weights)
 
 
-def logistic_loss(F, y_index):
+def logistic_loss(F, y_index, weights=None):
     """Lecture, multiclass logistic regression: sum_i log sum_j exp(m_j(x_i)) - m_{y_i}(x_i)."""
-    return float((logsumexp(F, axis=1) - _true_score(F, y_index)).sum())
+    return _total(logsumexp(F, axis=1) - _true_score(F, y_index), weights)
 
 
 def canonical_objective(norm_sq: float, loss: float, C: float) -> float:

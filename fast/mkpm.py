@@ -27,6 +27,10 @@ for every d from cumulative sums.  The basis itself is the kernel PCA of every t
 fold instead, at the price of one eigendecomposition per fold.  Prediction is
 the codeword nearest in Euclidean distance (8).
 
+With sample weights s every step above is weighted (``MKPMClassifier``'s docstring): the basis
+of S^1/2 K S^1/2, (42) for the targets S^1/2 y with 1 / sum_i s_i for 1/N, and the weighted PRESS
+(the same deleted-residual formula, h_i = ||A_i||^2 in the weighted basis).
+
 Scale (issue 16).  Column l uses only the first d_l components, so the basis holds the top K
 (``max_column_dimension``) and the dynamic programme caps every d_l at K while the total runs to
 D = min(N, L K): the path equals the exact one wherever no allocation needs more than K
@@ -45,7 +49,6 @@ from __future__ import annotations
 from contextlib import nullcontext
 from numbers import Integral, Real
 
-import numba as nb
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import StratifiedKFold, train_test_split
@@ -58,155 +61,11 @@ from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite, check_sample_weight
 from msvm.fast.base import support_counts, validate_training_data
 from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
+from msvm.fast.mkpm_path import capped_allocation_path, loo_misclassified, select_dimension
 
 NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training points than this
 NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
 COLUMN_START = 256  # first cap K on d_l that max_column_dimension="auto" tries (then doubles)
-
-
-@nb.njit(cache=True)
-def capped_allocation_path(G, width):
-    """MKPM Proposition 1 (20) with back-pointers, each column capped at the table's width.
-
-    ``G`` is (L, K+1) with G[l, k] = G*_l(k) for k = 0..K: column l can use its first K
-    components at most.  Returns Delta_L(d) for d = 0..width-1 (width - 1 <= L K) and the
-    allocation (width, L) reaching it (ties go to the smallest dimension for the earlier
-    columns).
-    """
-    L, top = G.shape[0], G.shape[1] - 1
-    delta = np.full((L, width), np.inf)
-    back = np.zeros((L, width), dtype=np.int64)
-    for d in range(min(width, top + 1)):
-        delta[0, d] = G[0, d]
-    for lam in range(1, L):
-        for d in range(width):
-            best, arg = np.inf, 0
-            for first in range(max(0, d - top), min(d, lam * top) + 1):  # to columns 0..lam-1
-                value = delta[lam - 1, first] + G[lam, d - first]
-                if value < best:
-                    best, arg = value, first
-            delta[lam, d] = best
-            back[lam, d] = arg
-    alloc = np.zeros((width, L), dtype=np.int64)
-    for d in range(width):
-        rest = d
-        for lam in range(L - 1, 0, -1):
-            first = back[lam, rest]
-            alloc[d, lam] = rest - first
-            rest = first
-        alloc[d, 0] = rest
-    return delta[L - 1].copy(), alloc
-
-
-@nb.njit(cache=True)
-def allocation_path(G):
-    """MKPM Proposition 1 (20) for every total dimension d = 0..D of a table G (L, D+1)."""
-    return capped_allocation_path(G, G.shape[1])
-
-
-@nb.njit(cache=True)
-def loo_misclassified(A, projections, targets, alloc, code, y_index, block=32):
-    """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
-    PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
-    (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = sum_{k' < k} A_ik' projections_k'l and
-    h_i(k) = sum_{k' < k} A_ik'^2; a pattern with 1 - h_i <= 1e-10 (interpolated) counts as an
-    error.  Returns the number of errors for each d (alloc's rows).
-
-    Consecutive allocations differ in few columns (two on average on digits), so the codeword
-    products g . c_q are updated for the columns that moved only, and the nearest codeword
-    minimises ||c_q||^2 - 2 g . c_q; on a near tie the products are recomputed in a fixed
-    order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
-    there), so that equal distances compare equal and the first codeword wins.  Patterns go
-    in blocks of ``block``, innermost, where the loops vectorise."""
-    N, D = A.shape
-    L, Q = projections.shape[1], code.shape[0]
-    width = alloc.shape[0]
-    wrong = np.zeros(width, dtype=np.int64)
-    norms = np.zeros(Q)
-    for q in range(Q):
-        for l in range(L):
-            norms[q] += code[q, l] * code[q, l]
-    # the columns whose dimension moves at each d (all of them at d = 0), as CSR lists
-    starts = np.zeros(width + 1, dtype=np.int64)
-    moved = np.empty(width * L, dtype=np.int64)
-    for d in range(width):
-        starts[d + 1] = starts[d]
-        for l in range(L):
-            if d == 0 or alloc[d, l] != alloc[d - 1, l]:
-                moved[starts[d + 1]] = l
-                starts[d + 1] += 1
-    f = np.zeros((D + 1, L, block))  # f[k, l, b]: output of column l at dimension k
-    h = np.zeros((D + 1, block))
-    g = np.zeros((L, block))  # deleted outputs; 0 where undefined, so updates need no branch
-    defined = np.ones((L, block), dtype=np.bool_)
-    undefined = np.zeros(block, dtype=np.int64)
-    dots = np.zeros((Q, block))
-    best = np.empty(block)
-    second = np.empty(block)
-    arg = np.zeros(block, dtype=np.int64)
-    for start in range(0, N, block):
-        B = min(block, N - start)
-        rows = np.ascontiguousarray(A[start : start + B].T)  # (D, B)
-        for k in range(D):
-            for b in range(B):
-                h[k + 1, b] = h[k, b] + rows[k, b] * rows[k, b]
-            for l in range(L):
-                p = projections[k, l]
-                for b in range(B):
-                    f[k + 1, l, b] = f[k, l, b] + rows[k, b] * p
-        g[:] = 0.0
-        defined[:] = True
-        undefined[:] = 0
-        dots[:] = 0.0
-        for d in range(width):
-            for j in range(starts[d], starts[d + 1]):
-                l = moved[j]
-                k = alloc[d, l]
-                for b in range(B):
-                    free = 1.0 - h[k, b]
-                    new = 0.0
-                    if free > 1e-10:
-                        new = (f[k, l, b] - h[k, b] * targets[start + b, l]) / free
-                        undefined[b] -= not defined[l, b]
-                        defined[l, b] = True
-                    else:
-                        undefined[b] += defined[l, b]
-                        defined[l, b] = False
-                    best[b] = new - g[l, b]  # the change, kept in best for the update below
-                    g[l, b] = new
-                for q in range(Q):
-                    c = code[q, l]
-                    for b in range(B):
-                        dots[q, b] += best[b] * c
-            best[:B] = np.inf
-            second[:B] = np.inf
-            arg[:B] = 0
-            for q in range(Q):
-                for b in range(B):
-                    dist = norms[q] - 2.0 * dots[q, b]
-                    if dist < best[b]:
-                        second[b] = best[b]
-                        best[b] = dist
-                        arg[b] = q
-                    elif dist < second[b]:
-                        second[b] = dist
-            for b in range(B):
-                if undefined[b]:
-                    wrong[d] += 1
-                    continue
-                nearest = arg[b]
-                if second[b] - best[b] <= 1e-9 * (1.0 + abs(best[b])):  # a near tie
-                    low = np.inf
-                    for q in range(Q):
-                        dots[q, b] = 0.0
-                        for l in range(L):
-                            dots[q, b] += g[l, b] * code[q, l]
-                        dist = norms[q] - 2.0 * dots[q, b]
-                        if dist < low:
-                            low, nearest = dist, q
-                if nearest != y_index[start + b]:
-                    wrong[d] += 1
-    return wrong
 
 
 class MKPMClassifier(ClassifierMixin, BaseEstimator):
@@ -247,14 +106,41 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     allocation_path_ : (D+1, L) allocation for every total dimension d
     selected_dimension_ : d-hat; selection_errors_ : (D+1,) error rate used to choose it
     coef_ : (K, L) beta_kl in the kernel-PCA basis
-    support_, n_support_ : every training pattern, and the count of each class: the
-        least-squares fit (41) has no sparse dual, every pattern's target enters beta.
+    support_, n_support_ : every training pattern of positive weight, and the count of each
+        class: the least-squares fit (41) has no sparse dual, every such pattern's target
+        enters beta.
 
-    Sample weights: ``fit(X, y, sample_weight)`` accepts None or a constant weight (which does
-    not change a least-squares minimiser) and raises ValueError for any other: the dynamic
-    programme (20) needs the risks G*_l(d) of nested least-squares fits in one orthonormal
-    basis, and both that basis and the PRESS leave-one-out (``loo_misclassified``) are those of
-    the unweighted fit.  There is no ``class_weight`` parameter for the same reason.
+    Sample weights: ``fit(X, y, sample_weight=s)`` makes every empirical quantity of the fit
+    weighted, as if pattern i were in the training set s_i times:
+
+    - the basis is the kernel PCA of the weighted (uncentred, as MKPM 33) covariance
+      C_s = sum_i s_i phi(x_i) phi(x_i)^T / sum_i s_i, the eigenpairs of S^1/2 K S^1/2
+      (``msvm.fast.kpca``);
+    - G*_l(d) is the weighted least squares (MKPM 36, 13)
+      min_{f in S_d} sum_i s_i (f(x_i) - y_il)^2 / sum_i s_i = (||S^1/2 y_l||^2 -
+      ||A_[d]^T S^1/2 y_l||^2) / sum_i s_i, (42) for the targets S^1/2 y_l, with
+      beta = Gamma^-1/2 A^T S^1/2 y_l (41), and the dynamic programme (20) runs on it unchanged;
+    - the selection error is the weighted error rate sum_i s_i [wrong_i] / sum_i s_i (training,
+      held-out or cross-validated), and leave-one-out is the weighted PRESS: pattern i is left
+      out with its whole weight.
+
+    Why the weighted covariance rather than the unweighted basis with weighted least squares:
+    the basis decides which directions S_d the fit may use, and an unweighted one would let a
+    pattern of tiny weight shape them as much as any other; with the weighted covariance
+    integer weights equal repeated rows exactly (the Gram matrix of the repeated rows has the
+    nonzero eigenpairs of S^1/2 K S^1/2), so the basis, the risks, the path and its outputs
+    coincide (tested to 1e-8 on the exact basis).  What counts patterns rather than weight does
+    not: the default ``n_components`` (N patterns), ``selection="loo"`` (leaving one copy of a
+    repeated row out keeps the others in the fit), ``"cv"`` and ``"validation"`` (they split
+    patterns), and Nystroem's landmarks, drawn uniformly among the patterns (repeating rows
+    changes the draw; for given landmarks the basis, the weighted PCA of their features, is
+    again that of the repeated rows).  The partial eigensolvers (arpack, randomized) take the
+    weighted Gram matrix as they take K.  A pattern of weight 0 is left out before the fit
+    (the fit equals the fit without it; ``support_`` lists the others); a constant weight (on
+    the patterns of positive weight) runs the unweighted fit, which it does not change.  The
+    selected d is the smallest whose error rate is within ``SELECTION_TIES`` = 1e-9 of the
+    least (``msvm.fast.mkpm_path.select_dimension``).  As everywhere,
+    ``gamma="scale"`` is resolved on every row of X.  There is no ``class_weight`` parameter.
     """
 
     _parameter_constraints: dict = {
@@ -329,9 +215,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         low, high = NYSTROEM_LANDMARKS
         return min(n_samples, max(low, min(high, n_samples // 4)))
 
-    def _path(self, X, y_index, code, rng, top, landmarks):
+    def _path(self, X, y_index, code, rng, top, landmarks, weights=None):
         """Basis (top components at most), risk table, DP path and coefficients for one
-        training set."""
+        training set (``weights``: its sample weights, all > 0, or None)."""
         basis = KernelPCABasis(
             X,
             self.kernel,
@@ -342,12 +228,18 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             rng,
             eigen_solver=self.eigen_solver,
             n_landmarks=landmarks,
+            weights=weights,
         )
         targets = code[y_index]
+        total = targets.shape[0]
+        if weights is not None:  # the weighted least squares is the plain one of S^1/2 y
+            targets = np.sqrt(weights)[:, None] * targets
+            total = weights.sum()
         projections = basis.A.T @ targets  # a_k^T y_l, (K, L)
         N, (K, L) = targets.shape[0], projections.shape
         explained = np.vstack([np.zeros((1, L)), np.cumsum(projections**2, axis=0)])
-        G = ((targets**2).sum(axis=0)[None, :] - explained).T / N  # (42) / N, shape (L, K+1)
+        # (42) / N, or / sum_i s_i weighted; shape (L, K+1)
+        G = ((targets**2).sum(axis=0)[None, :] - explained).T / total
         D = min(N if self.n_components is None else self.n_components, L * K)
         risk, alloc = capped_allocation_path(np.ascontiguousarray(G), D + 1)
         coef = projections / np.sqrt(basis.gamma)[:, None]  # beta_kl (41)
@@ -373,40 +265,59 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         dist = (code**2).sum(axis=1) - 2.0 * F @ code.T  # (n, D+1, Q)
         return np.argmin(dist, axis=2) != y_index[:, None]
 
-    def _loo_errors(self, y_index, code):
-        """Leave-one-out error rate for every d by PRESS in the fitted basis (module docstring)."""
-        A = np.ascontiguousarray(self._basis.A)
+    def _loo_errors(self, y_index, code, weights=None):
+        """Leave-one-out error rate for every d by PRESS in the fitted basis (module docstring);
+        weighted, the weighted PRESS and error rate sum_i s_i [wrong_i] / sum_i s_i."""
+        basis = self._basis
+        A = np.ascontiguousarray(basis.A)
         targets = code[y_index]
+        if weights is None:
+            rows, projections, weights = A, A.T @ targets, np.ones(y_index.size)
+        else:  # outputs f_i = z(x_i) beta = (z(x_i) Gamma^-1/2) (A^T S^1/2 y)
+            rows = np.ascontiguousarray(basis.training_scores / np.sqrt(basis.gamma))
+            projections = A.T @ (np.sqrt(weights)[:, None] * targets)
         wrong = loo_misclassified(
-            A, A.T @ targets, targets, self.allocation_path_, np.ascontiguousarray(code), y_index
+            A,
+            rows,
+            projections,
+            targets,
+            self.allocation_path_,
+            np.ascontiguousarray(code),
+            y_index,
+            weights,
         )
-        return wrong / A.shape[0]
+        return wrong / weights.sum()
 
-    def _path_errors(self, X, y_index, basis, coef, alloc, code, chunk=256):
-        """Error rate of the nearest-codeword rule (8) for every d, in chunks of rows."""
+    def _path_errors(self, X, y_index, basis, coef, alloc, code, weights=None, chunk=256):
+        """Error rate of the nearest-codeword rule (8) for every d, in chunks of rows; weighted,
+        sum_i s_i [wrong_i] / sum_i s_i."""
         Z = basis.scores(X)
+        weights = np.ones(Z.shape[0]) if weights is None else weights
         wrong = np.zeros(alloc.shape[0])
         for start in range(0, Z.shape[0], chunk):
             F = self._path_outputs(Z[start : start + chunk], coef, alloc)  # (n, D+1, L)
-            wrong += self._misclassified(F, y_index[start : start + chunk], code).sum(axis=0)
-        return wrong / Z.shape[0]
+            wrong += weights[start : start + chunk] @ self._misclassified(
+                F, y_index[start : start + chunk], code
+            )
+        return wrong / weights.sum()
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the regularisation path and choose the total dimension d.
 
-        ``sample_weight``: None or a constant (see the class docstring); any other raises
-        ValueError, as does an invalid one (wrong length, negative, NaN or inf, all zero).
+        ``sample_weight`` (n_samples,), default None: pattern i counts s_i times in the
+        kernel PCA, the least squares and the selection error (class docstring); an invalid one
+        (wrong length, negative, NaN or inf, all zero) raises ValueError.
         """
         X, y_index = validate_training_data(self, X, y, accept_sparse=False)
         weights = check_sample_weight(sample_weight, y_index.size, y_index)
-        if weights is not None and np.ptp(weights) > 0:
-            raise ValueError(
-                "MKPMClassifier does not support non-uniform sample weights (weights that differ "
-                "between samples or classes): its dynamic "
-                "programme (MKPM Proposition 1) and leave-one-out are those of the unweighted "
-                "least-squares fit.  Pass sample_weight=None (or a constant)."
-            )
+        classes_of, kept = y_index, np.arange(y_index.size)
+        if weights is not None and np.any(weights == 0):  # left out (class docstring)
+            kept = np.flatnonzero(weights > 0)
+            X = X[np.ix_(kept, kept)] if self.kernel == "precomputed" else X[kept]
+            y_index, weights = y_index[kept], weights[kept]
+        if weights is not None and np.all(weights == weights[0]):
+            weights = None  # a constant weight changes nothing of the fit
         rng = check_random_state(self.random_state)
         code = self._code(self.classes_.size)
         N = X.shape[0]
@@ -419,21 +330,31 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         # one BLAS thread for eigenproblems up to SERIAL_UP_TO wide (msvm.fast.kpca)
         serial = (N if landmarks is None else landmarks) <= SERIAL_UP_TO
         with threadpool_limits(limits=1, user_api="blas") if serial else nullcontext():
-            self._fit_path(X, y_index, code, rng, top, landmarks, limit)
-        self.support_ = np.arange(y_index.size)
-        self.n_support_ = support_counts(self.support_, y_index, self.classes_.size)
+            self._fit_path(X, y_index, code, rng, top, landmarks, limit, weights)
+        self._n_train = classes_of.size  # a precomputed kernel's rows k(x, X) have this width
+        self.support_ = kept
+        self.n_support_ = support_counts(kept, classes_of, self.classes_.size)
         return self
 
-    def _fit_path(self, X, y_index, code, rng, top, landmarks, limit):
+    def _scores(self, X):
+        """z(x) for new points; a precomputed kernel's rows k(x, X) are cut to the patterns the
+        fit kept (weight > 0)."""
+        if self.kernel == "precomputed" and self.support_.size < self._n_train:
+            X = X[:, self.support_]
+        return self._basis.scores(X)
+
+    def _fit_path(self, X, y_index, code, rng, top, landmarks, limit, weights=None):
         """Fit with the basis grown until the cap does not bind (max_column_dimension)."""
         N = X.shape[0]
         while True:
-            basis, G, risk, alloc, coef = self._path(X, y_index, code, rng, top, landmarks)
+            basis, G, risk, alloc, coef = self._path(X, y_index, code, rng, top, landmarks, weights)
             self._basis, self.code_ = basis, code
             self.risk_table_, self.risk_path_ = G, risk
             self.allocation_path_, self.coef_ = alloc, coef
-            self.selection_errors_ = self._selection_errors(X, y_index, code, rng, top, landmarks)
-            self.selected_dimension_ = int(np.argmin(self.selection_errors_))
+            self.selection_errors_ = self._selection_errors(
+                X, y_index, code, rng, top, landmarks, weights
+            )
+            self.selected_dimension_ = select_dimension(self.selection_errors_)
             # The cap binds where the chosen allocation gives a column every component of the
             # basis: then a larger basis (K doubled, or twice the landmarks) is tried.
             K = coef.shape[0]
@@ -446,14 +367,15 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             else:
                 return self
 
-    def _selection_errors(self, X, y_index, code, rng, top, landmarks):
-        """Error rate for every d = 0..D under the chosen selection rule."""
+    def _selection_errors(self, X, y_index, code, rng, top, landmarks, weights=None):
+        """Error rate for every d = 0..D under the chosen selection rule (weighted by
+        ``weights``, the sample weights, all > 0, or None)."""
         width = self.allocation_path_.shape[0]
         if self.selection == "loo":
-            return self._loo_errors(y_index, code)
+            return self._loo_errors(y_index, code, weights)
         if self.selection == "train":
             return self._path_errors(
-                X, y_index, self._basis, self.coef_, self.allocation_path_, code
+                X, y_index, self._basis, self.coef_, self.allocation_path_, code, weights
             )
         if self.kernel == "precomputed":
             raise ValueError(
@@ -461,6 +383,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
                 "precomputed kernel; use selection='train'."
             )
         counts = np.bincount(y_index)
+        counts = counts[counts > 0]  # a class all of weight 0 has no pattern left
         if self.selection == "cv" and counts.max() < self.cv:  # StratifiedKFold cannot split
             raise ValueError(
                 f"selection='cv' with cv={self.cv} folds: every class has fewer members (the "
@@ -473,7 +396,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             )
         if self.selection == "validation":
             n_test = int(np.ceil(self.validation_fraction * y_index.size))
-            L = self.classes_.size
+            L = counts.size
             if min(n_test, y_index.size - n_test) < L:
                 raise ValueError(
                     f"selection='validation' with validation_fraction={self.validation_fraction}"
@@ -493,10 +416,11 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             splits = list(folds.split(X, y_index))
         errors = np.zeros(width)
         for train, test in splits:
+            fit_w, test_w = (None, None) if weights is None else (weights[train], weights[test])
             basis, _, _, alloc, coef = self._path(
-                X[train], y_index[train], code, rng, top, landmarks
+                X[train], y_index[train], code, rng, top, landmarks, fit_w
             )
-            fold = self._path_errors(X[test], y_index[test], basis, coef, alloc, code)
+            fold = self._path_errors(X[test], y_index[test], basis, coef, alloc, code, test_w)
             errors += np.pad(fold, (0, max(0, width - fold.size)), mode="edge")[:width]
         return errors / len(splits)
 
@@ -504,7 +428,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """f(x) for every total dimension d = 0..D, shape (n_samples, D+1, L)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._path_outputs(self._basis.scores(X), self.coef_, self.allocation_path_)
+        return self._path_outputs(self._scores(X), self.coef_, self.allocation_path_)
 
     def decision_function(self, X):
         """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8)."""
@@ -512,7 +436,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         alloc = self.allocation_path_[self.selected_dimension_]
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
-            Z = self._basis.scores(X)
+            Z = self._scores(X)
             F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
             scores = -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
         check_finite("The decision values", scores)

@@ -176,16 +176,18 @@ def _balanced(A: np.ndarray, sol: Solution, budget=None) -> np.ndarray:
     return _into_box_by_mixing(corrected.reshape(A.shape), interior, 0.0, high, budget)
 
 
-def _balanced_probabilities(P: np.ndarray, y_index: np.ndarray, L: int) -> np.ndarray:
-    """Logistic with a bias: rows of P in the simplex and sum_i P_i = class counts exactly."""
-    N = P.shape[0]
+def _balanced_probabilities(P: np.ndarray, y_index: np.ndarray, L: int, s: np.ndarray):
+    """Logistic with a bias: row i of P in s_i times the simplex and sum_i P_i = the classes'
+    total weights exactly (s: the sample weights, ones without them; a row of weight 0 is 0)."""
+    s = s[:, None]
     P = np.clip(np.nan_to_num(P), 0.0, None)
     sums = P.sum(axis=1, keepdims=True)
-    P = np.where(sums > 0, P / np.where(sums > 0, sums, 1.0), 1.0 / L)
-    counts = np.bincount(y_index, minlength=L).astype(float)
-    P = P - (P.sum(axis=0) - counts) / N  # rows still sum to 1, columns to the counts
-    interior = np.broadcast_to(counts / N, P.shape)  # every entry > 0: each class has a pattern
-    return _into_box_by_mixing(P, interior, 0.0, 1.0)
+    P = s * np.where(sums > 0, P / np.where(sums > 0, sums, 1.0), 1.0 / L)
+    totals = np.bincount(y_index, weights=s[:, 0], minlength=L)
+    share = s / s.sum()
+    P = P - share * (P.sum(axis=0) - totals)  # rows still sum to s_i, columns to the totals
+    interior = share * totals  # entries > 0 where s_i > 0: each class carries weight
+    return _into_box_by_mixing(P, interior, 0.0, np.broadcast_to(s, P.shape))
 
 
 def _common_mode_balanced(A: np.ndarray, p, C: float) -> np.ndarray:
@@ -302,11 +304,13 @@ def lower_bound(sol: Solution) -> float:
         penalty = np.sum(A[positive] ** 2 / (4.0 * C[positive]))
         return float(np.sum(A * Yc) - penalty - 0.5 * _sq(R.T @ A))
     if name == "logistic":
-        E = one_hot(p.y_index, L)
-        # at the optimum P holds the softmax probabilities of the outputs
-        P = a if sol.form == "dual" else softmax(sol.training_outputs(), axis=1)
-        P = _balanced_probabilities(P, p.y_index, L)
-        return float(C * entr(P).sum() - 0.5 * C**2 * _sq(R.T @ (P - E)))
+        s = p.pattern_weights()
+        E = s[:, None] * one_hot(p.y_index, L)
+        # at the optimum row i of P holds s_i times the softmax probabilities of the outputs
+        P = a if sol.form == "dual" else s[:, None] * softmax(sol.training_outputs(), axis=1)
+        P = _balanced_probabilities(P, p.y_index, L, s)
+        entropy = entr(P).sum() - entr(s).sum()  # the second term is 0 without weights
+        return float(p.C * entropy - 0.5 * p.C**2 * _sq(R.T @ (P - E)))
     raise ValueError(f"No dual objective for formulation {name!r}.")
 
 

@@ -17,6 +17,10 @@ failed earlier, at C = 1e8 on iris-30 RBF).  Every solution is certified
 (``msvm.reference.certificate``), and at large C the hard-margin retry
 (``msvm.reference.problem.hard_margin_fallback``) solves at a smaller C when that is provably the
 same problem.
+
+Sample weights (``Problem(..., sample_weight=s)``) scale pattern i's loss f_i to s_i f_i; its
+conjugate s_i f_i*(mu_i / s_i) confines mu_i to s_i times the printed set (``max_svm``,
+``sum_svm``) and leaves the Kronecker kernel, the primal recovery and the class rules unchanged.
 """
 
 from __future__ import annotations

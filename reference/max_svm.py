@@ -14,6 +14,19 @@ Dual, as printed, with f_i*(mu_i) = iota_{Delta_K}(-mu_i) + c^T mu_i:
     s.t.         -mu_i in Delta_K (the probability simplex) for every i
 
 with primal recovery w = -(1/lambda) X^T M^T mu and the class rule "largest min_{j != y} c_{y,j}".
+
+Weighted (``Problem(..., sample_weight=s)``): pattern i's loss is s_i max(c - M_i X_i w), i.e.
+f_i becomes s_i f_i in the Lecture's "Dual of Max-SVM" (canonical scale
+1/2 ||w||^2 + C sum_i s_i loss_i).  The conjugate of a scaled function is
+(s f)*(mu) = s f*(mu / s), so
+
+    (s_i f_i)*(mu_i) = s_i iota_{Delta_K}(-mu_i / s_i) + c^T mu_i
+                     = iota_{s_i Delta_K}(-mu_i) + c^T mu_i
+
+and the dual keeps its objective and Kronecker kernel with -mu_i in s_i Delta_K (the simplex
+scaled by s_i: mu_i <= 0, sum_k mu_ik = -s_i).  A pattern of weight 0 has mu_i = 0 (its f_i is
+0, whose conjugate is the indicator of {0}): it drops out.  In the Crammer-Singer variables
+alpha = -C mu this is the budget sum_j alpha_ij <= C s_i of ``crammer_singer.dual``.
 """
 
 from __future__ import annotations
@@ -59,10 +72,9 @@ def offsets(n_classes: int) -> np.ndarray:
 @hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The regularised Max-SVM training problem: the Lecture's lambda form, handed to the solver
-    multiplied by C = 1/lambda (the canonical scale; see ``msvm.reference.lecture``)."""
+    multiplied by C = 1/lambda (the canonical scale; see ``msvm.reference.lecture``); weighted,
+    the loss is sum_i s_i max(c - M_i X_i w)."""
     import cvxpy as cp
-
-    p.refuse_weights(NAME)
 
     K, N = p.n_classes, p.n_samples
     X, M = stacked_features(p.R, K), stacked_M(p)
@@ -70,10 +82,10 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     u = M @ (X @ w)
     c = np.tile(offsets(K), N)
     # sum_i max(c - M_i X_i w) as its epigraph t_i >= (c - M_i X_i w)_k for every k, whose
-    # multipliers nu_i = -mu_i / lambda (C times a point of the simplex) are the certificate's
+    # multipliers nu_i = -mu_i / lambda (C times a point of s_i Delta_K) are the certificate's
     t = cp.Variable(N)
     epigraph = cp.reshape(c - u, (N, K), order="C") <= repeat_columns(t, K)
-    loss = cp.sum(t)
+    loss = p.weighted_sum(t)
     printed = loss + p.lam / 2 * cp.sum_squares(w)  # the Lecture's objective, lambda form
     # handed to the solver times 1/lambda = C: the same minimiser, but the regulariser keeps weight
     # 1/2 (iris-30 RBF: the lambda form itself gave 257.9034 at C = 1e8, 293.5 at 1e10 for 257.9003)
@@ -97,10 +109,9 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 
 @hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """The Max-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T."""
+    """The Max-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T; weighted,
+    -mu_i in s_i Delta_K (module docstring)."""
     import cvxpy as cp
-
-    p.refuse_weights(NAME)
 
     K, N = p.n_classes, p.n_samples
     X, M = stacked_features(p.R, K), stacked_M(p)
@@ -108,6 +119,8 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     c = np.tile(offsets(K), N)
     quadratic = cp.sum_squares(X.T @ (M.T @ mu)) / (2 * p.lam)  # mu^T M (K (x) I_K) M^T mu / 2l
     blocks = cp.reshape(mu, (N, K), order="C")
-    simplex = [mu <= 0, cp.sum(blocks, axis=1) == -1]  # -mu_i in Delta_K
+    # -mu_i in Delta_K, or in s_i Delta_K with sample weights
+    budget = -1.0 if p.sample_weight is None else -p.sample_weight
+    simplex = [mu <= 0, cp.sum(blocks, axis=1) == budget]
     problem, elapsed = solve(cp.Minimize(c @ mu + quadratic), simplex, solver)
     return dual_solution(NAME, p, M, mu.value, problem.value, solver=solver, solve_time=elapsed)

@@ -15,6 +15,19 @@ allocation (d_1..d_L) is R = sum_l G*_l(d_l) (MKPM 15, with the 1/N of 13), and 
 asks, for each total d, for the allocation with sum_l d_l = d of least risk.  This module finds it
 by enumerating every allocation, for small L and D; the fast layer's dynamic programme
 (Proposition 1) must agree with it.  Decoding is by Euclidean distance to the codewords (MKPM 8).
+
+Weighted (``Problem(..., sample_weight=s)``), pattern n counts s_n times: the family is that of
+the weighted covariance C_s = Phi S Phi^T / sum_n s_n (MKPM 33 with weights; S = diag(s)),
+
+    psi_d = Phi S^1/2 a_d / sqrt(gamma_d),  (a_d, gamma_d) the eigenpairs of S^1/2 K S^1/2,
+
+whose values on the training points are K S^1/2 A_[d] Gamma_[d]^{-1/2} alpha, and
+
+    G*_l(d) = min_{f in S_d} sum_n s_n (f(x_n) - y_nl)^2 / sum_n s_n,
+
+solved as that weighted least-squares problem in cvxpy.  A pattern of weight 0 stays in the
+problem with no say in the basis or the risk (its rows of S^1/2 K S^1/2 are 0); the fast layer,
+which leaves such patterns out, must agree with it.
 """
 
 from __future__ import annotations
@@ -31,8 +44,13 @@ from msvm.reference.problem import DEFAULT_SOLVER, Problem, solve
 MAX_ENUMERATED = 2_000_000
 
 
-def kpca_basis(K: np.ndarray, n_components: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvectors A (N x D) and strictly positive eigenvalues gamma (D,) of K, largest first."""
+def kpca_basis(
+    K: np.ndarray, n_components: int | None = None, weights: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvectors A (N x D) and strictly positive eigenvalues gamma (D,) of K, largest first;
+    with ``weights`` s, of the weighted Gram matrix S^1/2 K S^1/2."""
+    if weights is not None:
+        K = np.sqrt(weights)[:, None] * K * np.sqrt(weights)[None, :]
     s, V = np.linalg.eigh(K)
     order = np.argsort(s)[::-1]
     s, V = s[order], V[:, order]
@@ -58,7 +76,8 @@ def check_code(code, n_classes: int) -> np.ndarray:
 
 
 def risk_table(p: Problem, n_components: int | None = None, code=None, solver=DEFAULT_SOLVER):
-    """G*_l(d) for every code column l and d = 0..D (MKPM 13-14), by least squares in cvxpy.
+    """G*_l(d) for every code column l and d = 0..D (MKPM 13-14), by least squares in cvxpy;
+    weighted (``p.sample_weight``) as in the module docstring.
 
     Returns ``G`` of shape (L, D+1) and ``coefs`` of shape (L, D+1, N): the expansion coefficients
     of each minimiser f (f(x) = k(x, X) coefs[l, d]).
@@ -67,17 +86,23 @@ def risk_table(p: Problem, n_components: int | None = None, code=None, solver=DE
 
     code = check_code(code, p.n_classes)
     targets = code[p.y_index]  # y_nl
-    A, gamma = kpca_basis(p.K, n_components)
+    s = p.pattern_weights()
+    A, gamma = kpca_basis(p.K, n_components, p.sample_weight)
     N, D, L = p.n_samples, gamma.size, code.shape[1]
     G = np.empty((L, D + 1))
     coefs = np.zeros((L, D + 1, N))
-    G[:, 0] = (targets**2).mean(axis=0)  # S_0 = {0}
+    G[:, 0] = s @ targets**2 / s.sum()  # S_0 = {0}
     for l, d in itertools.product(range(L), range(1, D + 1)):
         alpha = cp.Variable(d)
-        values = p.K @ (A[:, :d] / np.sqrt(gamma[:d])) @ alpha  # f(x_n) for f = Psi_[d] alpha
-        problem, _ = solve(cp.Minimize(cp.sum_squares(values - targets[:, l]) / N), [], solver)
+        psi = np.sqrt(s)[:, None] * A[:, :d] / np.sqrt(gamma[:d])  # Psi_[d] = Phi psi
+        values = p.K @ psi @ alpha  # f(x_n) for f = Psi_[d] alpha
+        if p.sample_weight is None:
+            risk = cp.sum_squares(values - targets[:, l]) / N
+        else:
+            risk = cp.sum(cp.multiply(s, cp.square(values - targets[:, l]))) / s.sum()
+        problem, _ = solve(cp.Minimize(risk), [], solver)
         G[l, d] = problem.value
-        coefs[l, d] = (A[:, :d] / np.sqrt(gamma[:d])) @ alpha.value
+        coefs[l, d] = psi @ alpha.value
     return G, coefs
 
 

@@ -88,12 +88,13 @@ class Problem:
     gamma, degree, coef0 : as in scikit-learn's ``SVC`` (``gamma="scale"`` by default)
     sample_weight : array-like of shape (n_samples,) or None, default None
         s_i >= 0 multiplying pattern i's loss term: every primal becomes
-        1/2 ||W||^2 + C sum_i s_i loss_i (``loss_sum``) and in every dual pattern i's box or
-        budget C becomes C s_i (``box``, ``budget``).  A weight of 0 fixes the pattern's dual
-        variables at 0.  Stored as None when every s_i is 1 (the unweighted problem, unchanged).
-        Stated for the hinge machines (inhibitory, one_vs_all, weston_watkins, crammer_singer,
-        lee_lin_wahba, mprot_static, simplex_hinge) and simplex_square; the Lecture's
-        formulations (max_svm, sum_svm, logistic) refuse it.
+        1/2 ||W||^2 + C sum_i s_i loss_i (``loss_sum``; the Lecture's lambda form
+        lambda/2 ||w||^2 + sum_i s_i loss_i, ``weighted_sum``) and in every dual pattern i's box
+        or budget C becomes C s_i (``box``, ``budget``; s_i in the Lecture's duals, whose
+        variables carry no C, ``pattern_weights``).  A weight of 0 fixes the pattern's dual
+        variables at 0.  Stored as None when every s_i is 1 (the unweighted problem,
+        unchanged).  Stated for every formulation except the inhibitory machine's
+        ``common_mode_free`` limit, which refuses it.
 
     Attributes
     ----------
@@ -175,6 +176,21 @@ class Problem:
             return bound[pattern] @ terms
         return cp.sum(bound @ terms) if len(terms.shape) == 2 else bound @ terms
 
+    def weighted_sum(self, terms, pattern=None):
+        """sum_i s_i terms_i for a cvxpy vector ``terms`` of shape (n,), or, with ``pattern``
+        (the pattern of each entry), any vector of loss terms: the Lecture's loss, whose
+        lambda form carries no C (cp.sum(terms) without sample weights)."""
+        import cvxpy as cp
+
+        if self.sample_weight is None:
+            return cp.sum(terms)
+        weights = self.sample_weight if pattern is None else self.sample_weight[pattern]
+        return weights @ terms
+
+    def pattern_weights(self) -> np.ndarray:
+        """s (n,): the sample weights, ones without them."""
+        return np.ones(self.n_samples) if self.sample_weight is None else self.sample_weight
+
     def box(self):
         """Upper bound of the (n, m) dual variables: C, or the column C s (n, 1) of per-pattern
         bounds (0 <= alpha_ij <= C s_i), which broadcasts over the classes."""
@@ -189,9 +205,7 @@ class Problem:
         """ValueError for a formulation not stated with sample weights."""
         if self.sample_weight is not None:
             raise ValueError(
-                f"The {name} formulation is not stated with sample weights; use the equivalent "
-                "weston_watkins (sum_svm) or crammer_singer (max_svm) formulation, or "
-                "sample_weight=None."
+                f"The {name} formulation is not stated with sample weights; use sample_weight=None."
             )
 
     @property

@@ -16,6 +16,17 @@ Dual, as printed, with f_i*(mu_i) = mu_i^T 1 + iota_[-1,0](mu_i):
 with primal recovery w = -(1/lambda) X^T D^T mu.  The Lecture prints the Sum-SVM class rule twice,
 once with sum_{j != y} c_{y,j} and once with min_{j != y} c_{y,j}; both pick argmax_y m_y
 (``msvm.reference.lecture.confidences`` computes either).
+
+Weighted (``Problem(..., sample_weight=s)``): pattern i's loss is s_i 1^T max(0, 1 - D_i X_i w),
+i.e. f_i becomes s_i f_i in the Lecture's "Dual of Sum-SVM" (canonical scale
+1/2 ||w||^2 + C sum_i s_i loss_i).  With (s f)*(mu) = s f*(mu / s),
+
+    (s_i f_i)*(mu_i) = s_i (1^T mu_i / s_i + iota_[-1,0](mu_i / s_i))
+                     = 1^T mu_i + iota_[-s_i,0](mu_i)
+
+so the dual keeps its objective and Kronecker kernel with -s_i <= mu_i <= 0.  A pattern of
+weight 0 has mu_i = 0 and drops out.  In the Weston-Watkins variables alpha = -C mu this is the
+box 0 <= alpha_ij <= C s_i of ``weston_watkins.dual``.
 """
 
 from __future__ import annotations
@@ -50,13 +61,17 @@ def stacked_D(p: Problem) -> sp.csr_matrix:
     return sp.block_diag([block_D(y, p.n_classes) for y in p.y_index], format="csr")
 
 
+def pair_patterns(p: Problem) -> np.ndarray:
+    """The pattern of each row of D (each entry of mu): K - 1 rows per pattern, in order."""
+    return np.repeat(np.arange(p.n_samples), p.n_classes - 1)
+
+
 @hard_margin_fallback
 def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     """The regularised Sum-SVM training problem: the Lecture's lambda form, handed to the solver
-    multiplied by C = 1/lambda (the canonical scale; see ``msvm.reference.lecture``)."""
+    multiplied by C = 1/lambda (the canonical scale; see ``msvm.reference.lecture``); weighted,
+    the loss is sum_i s_i 1^T max(0, 1 - D_i X_i w)."""
     import cvxpy as cp
-
-    p.refuse_weights(NAME)
 
     X, D = stacked_features(p.R, p.n_classes), stacked_D(p)
     w = cp.Variable(X.shape[1])
@@ -64,7 +79,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     # nu = -mu / lambda are the dual point of the certificate
     t = cp.Variable(D.shape[0])
     margin = t >= 1 - D @ (X @ w)
-    loss = cp.sum(t)
+    loss = p.weighted_sum(t, pattern=pair_patterns(p))
     printed = loss + p.lam / 2 * cp.sum_squares(w)  # the Lecture's objective, lambda form
     # handed to the solver times 1/lambda = C: the same minimiser, but the regulariser keeps weight
     # 1/2 (iris-30 RBF: the lambda form itself gave 257.9034 at C = 1e8, 293.5 at 1e10 for 257.9003)
@@ -88,13 +103,13 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
 
 @hard_margin_fallback
 def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
-    """The Sum-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T."""
+    """The Sum-SVM dual as printed, with the Kronecker kernel K (x) I_K = X X^T; weighted,
+    -s_i <= mu_i <= 0 (module docstring)."""
     import cvxpy as cp
-
-    p.refuse_weights(NAME)
 
     X, D = stacked_features(p.R, p.n_classes), stacked_D(p)
     mu = cp.Variable(D.shape[0])
     quadratic = cp.sum_squares(X.T @ (D.T @ mu)) / (2 * p.lam)
-    problem, elapsed = solve(cp.Minimize(cp.sum(mu) + quadratic), [mu >= -1, mu <= 0], solver)
+    low = -1.0 if p.sample_weight is None else -p.sample_weight[pair_patterns(p)]
+    problem, elapsed = solve(cp.Minimize(cp.sum(mu) + quadratic), [mu >= low, mu <= 0], solver)
     return dual_solution(NAME, p, D, mu.value, problem.value, solver=solver, solve_time=elapsed)

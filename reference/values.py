@@ -23,13 +23,13 @@ def training_loss(sol: Solution) -> float:
     if name == "weston_watkins":
         return objectives.weston_watkins_loss(F, p.y_index, sol.extras["margin"], w)
     if name == "sum_svm":
-        return objectives.weston_watkins_loss(F, p.y_index)
+        return objectives.weston_watkins_loss(F, p.y_index, 1.0, w)
     if name == "crammer_singer":
         return objectives.crammer_singer_loss(
             F, p.y_index, sol.extras["cost"], sol.extras["rescaling"], w
         )
     if name == "max_svm":
-        return objectives.crammer_singer_loss(F, p.y_index)
+        return objectives.crammer_singer_loss(F, p.y_index, weights=w)
     if name == "lee_lin_wahba":
         return objectives.lee_lin_wahba_loss(F, p.y_index, w)
     if name == "mprot_static":
@@ -42,7 +42,7 @@ def training_loss(sol: Solution) -> float:
     if name == "simplex_square":
         return objectives.simplex_square_loss(F, simplex_code(p.n_classes)[p.y_index], w)
     if name == "logistic":
-        return objectives.logistic_loss(F, p.y_index)
+        return objectives.logistic_loss(F, p.y_index, w)
     raise ValueError(f"No numpy loss for formulation {name!r}.")
 
 

@@ -41,3 +41,17 @@ def held_out():
             (60, X.shape[1])
         )
     return out
+
+
+@pytest.fixture(scope="session")
+def weighted_iris():
+    """(X, y, w): 45 iris points on two features (versicolor and virginica overlap: loss terms
+    > 0) and integer weights 0..3, some of them 0, every class keeping weight."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    rows = np.random.default_rng(0).choice(150, 45, replace=False)
+    X, y = X[rows][:, :2], y[rows]
+    w = np.random.default_rng(1).integers(0, 4, size=y.size).astype(float)
+    assert np.any(w == 0) and np.all(np.bincount(y[w > 0]) > 0)
+    return X, y, w

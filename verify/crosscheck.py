@@ -6,7 +6,9 @@ Algorithms 1 and 2), and compares: the primal-dual gap, the fast objective again
 optimum, the training outputs (unique, since the regulariser is strictly convex in W), and the
 predictions, which must agree wherever the reference's top two class scores are not tied.
 Multiclass logistic regression is checked against scikit-learn's ``LogisticRegression`` on the
-factor features R (K = R R^T), the same problem on the canonical scale.
+factor features R (K = R R^T), the same problem on the canonical scale.  With ``sample_weight``
+every one of them solves the weighted problem (pattern i's loss times s_i): the reference's
+weighted primal and dual, the fast fit's and scikit-learn's ``sample_weight``.
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def check(
     paper_solvers: bool = True,
     random_state: int = 0,
     fit_intercept: bool = False,
+    sample_weight=None,
 ) -> CheckRow:
     """Cross-check one formulation on (X, y); see the module docstring for what is compared.
     ``fit_intercept``: the biased forms of both layers (formulations in ``BIASED``; ISVM's
@@ -130,7 +133,8 @@ def check(
     Tolerances: ``gap_tol`` relative primal-dual gap of the reference; ``fast_tol`` relative
     difference of the fast objective (at tol=1e-6); ``output_tol`` largest difference of training
     outputs relative to their scale; ``paper_tol`` relative objective difference of ISVM's
-    Algorithms 1 and 2 (at their own tol=1e-4).
+    Algorithms 1 and 2 (at their own tol=1e-4).  ``sample_weight`` (n_samples,) weighs every
+    formulation's loss (``Problem``'s and the estimators' ``sample_weight``).
     """
     if formulation not in FORMULATIONS:
         raise ValueError(
@@ -139,7 +143,10 @@ def check(
     if fit_intercept and formulation not in BIASED:
         raise ValueError(f"{formulation} has no fit_intercept; the biased ones: {list(BIASED)}.")
     bias = {"fit_intercept": True} if fit_intercept else {}
-    p = Problem(X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    p = Problem(
+        X, y, C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
+        sample_weight=sample_weight,
+    )  # fmt: skip
     module = FORMULATIONS[formulation]
     shared = dict(
         C=C,
@@ -156,7 +163,7 @@ def check(
         fast_model = Estimator(tol=1e-6, **shared, **options, **bias)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            fast_model.fit(X, y)
+            fast_model.fit(X, y, sample_weight=sample_weight)
     reference_options = dict(bias)
     if formulation == "mprot_static":
         q = options["n_prototypes"]
@@ -188,11 +195,12 @@ def check(
     else:  # logistic regression: scikit-learn on the factor features
         two = p.n_classes == 2  # scikit-learn fits one binary logistic: see class_scores
         sk = LogisticRegression(C=2 * C if two else C, tol=1e-12, max_iter=100_000)
-        sk.fit(p.R, p.y_index)
+        sk.fit(p.R, p.y_index, sample_weight=p.sample_weight)
         row.fast = "sklearn.LogisticRegression"
         F = class_scores(sk.decision_function(p.R))
         norm_sq = np.sum(sk.coef_**2) / (2 if two else 1)
-        row.fast_objective = canonical_objective(norm_sq, logistic_loss(F, p.y_index), C)
+        loss = logistic_loss(F, p.y_index, p.sample_weight)
+        row.fast_objective = canonical_objective(norm_sq, loss, C)
         predictions["fast"] = p.classes[sk.predict(p.R)]
         fast_scores = F
     row.fast_difference = relative(row.fast_objective, dual.objective)
@@ -209,7 +217,8 @@ def check(
     if paper_solvers and formulation in PAPER_SOLVERS and not fit_intercept:
         Estimator, _ = FAST[formulation]
         for solver in ("smo", "sgd"):
-            model = Estimator(solver=solver, tol=1e-4, **shared).fit(X, y)
+            model = Estimator(solver=solver, tol=1e-4, **shared)
+            model.fit(X, y, sample_weight=sample_weight)
             predictions[solver] = model.predict(X)
             difference = relative(model.objective_, dual.objective)
             row.agreement[f"{solver} objective"] = difference

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from msvm.core import datasets, random_code
 from msvm.fast import MKPMClassifier
 from msvm.fast.base import expected_failed_checks
-from msvm.fast.mkpm import allocation_path
+from msvm.fast.mkpm_path import allocation_path
 from msvm.reference import Problem, mkpm
 
 
@@ -51,6 +51,33 @@ def test_path_equals_the_reference(small):
     assert np.all(np.diff(clf.risk_path_) <= 1e-12)  # training risk falls with d
 
 
+@pytest.fixture(scope="module")
+def small_weighted():
+    """wine-30 with real weights in [0.2, 3], four of them 0, and its enumerated path."""
+    X, y = datasets.load("wine", n_samples=30)
+    w = np.random.default_rng(3).uniform(0.2, 3.0, size=y.size)
+    w[[1, 7, 12, 20]] = 0.0
+    return X, y, w, mkpm.regularisation_path(Problem(X, y, kernel="rbf", sample_weight=w), 10)
+
+
+def test_weighted_path_equals_the_weighted_reference(small_weighted):
+    """The DP on the weighted kernel PCA (patterns of weight 0 left out) against enumeration
+    over cvxpy's weighted least squares in the reference's weighted basis (those patterns
+    kept, with no say): risks, and the outputs on every training point for every d."""
+    X, y, w, ref = small_weighted
+    clf = MKPMClassifier(n_components=10, selection="train").fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(clf.risk_table_, ref.risk_table, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(clf.risk_path_, ref.risk_path, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(clf.allocation_path_, ref.allocation_path)
+    outputs = clf.path_outputs(X)
+    for d in range(11):
+        np.testing.assert_allclose(outputs[:, d, :], ref.outputs(X, d), rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(clf.predict(X), ref.predict(X, clf.selected_dimension_))
+    # the weights matter: the unweighted risks are other numbers
+    plain = MKPMClassifier(n_components=10, selection="train").fit(X, y)
+    assert np.abs(plain.risk_table_ - ref.risk_table).max() > 1e-2
+
+
 def test_selected_dimension_predicts_like_the_path(small):
     X, y, ref = small
     clf = MKPMClassifier(n_components=10, selection="train").fit(X, y)
@@ -80,16 +107,20 @@ def test_scikit_learn_compatible(estimator, check):
     check(estimator)
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("approximation", [None, "nystroem"])
-def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(approximation):
+def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(approximation, weighted):
     """selection="loo" (PRESS) against N least-squares refits per column and dimension, each
-    without one pattern, in the same kernel-PCA features z(x) (MKPM 33-41)."""
+    without one pattern, in the same kernel-PCA features z(x) (MKPM 33-41); weighted, weighted
+    least-squares refits and the error rate sum_i s_i [wrong_i] / sum_i s_i."""
     X, y = datasets.load("wine", n_samples=40)
+    s = np.random.default_rng(4).uniform(0.2, 3.0, size=y.size) if weighted else np.ones(y.size)
     code = random_code(3, 5, random_state=1)
     clf = MKPMClassifier(n_components=12, code=code, approximation=approximation, random_state=0)
-    clf.fit(X, y)
+    clf.fit(X, y, sample_weight=s if weighted else None)
     Z, y_index = clf._basis.scores(X), np.searchsorted(clf.classes_, y)
     targets = code[y_index]
+    root = np.sqrt(s)[:, None]
     wrong = np.zeros(clf.allocation_path_.shape[0])
     for i in range(y.size):
         rest = np.delete(np.arange(y.size), i)
@@ -97,8 +128,12 @@ def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(approximation)
             f = np.zeros(code.shape[1])
             for l, k in enumerate(alloc):
                 if k:
-                    beta = np.linalg.lstsq(Z[rest, :k], targets[rest, l], rcond=None)[0]
+                    design, target = root[rest] * Z[rest, :k], root[rest, 0] * targets[rest, l]
+                    beta = np.linalg.lstsq(design, target, rcond=None)[0]
                     f[l] = Z[i, :k] @ beta
-            wrong[d] += np.argmin(((f - code) ** 2).sum(axis=1)) != y_index[i]
+            wrong[d] += s[i] * (np.argmin(((f - code) ** 2).sum(axis=1)) != y_index[i])
     assert wrong.max() > wrong.min()  # the choice of d matters on this problem
-    np.testing.assert_array_equal(clf.selection_errors_ * y.size, wrong)
+    if weighted:  # sums of real weights, in another order
+        np.testing.assert_allclose(clf.selection_errors_ * s.sum(), wrong, rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(clf.selection_errors_ * y.size, wrong)

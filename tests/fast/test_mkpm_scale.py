@@ -13,7 +13,7 @@ from msvm.core.kernels import kernel_matrix
 from msvm.fast import MKPMClassifier
 from msvm.fast import mkpm as mkpm_module
 from msvm.fast.kpca import top_eigenpairs
-from msvm.fast.mkpm import capped_allocation_path
+from msvm.fast.mkpm_path import capped_allocation_path
 from msvm.reference import mkpm
 
 

@@ -1,6 +1,7 @@
 """Sample and class weights (issue 19): every fast estimator against independent computations.
 
-(a) the weighted fit against the reference layer's weighted primal and dual (cvxpy, certified);
+(a) the weighted fit against the reference layer's weighted primal and dual (cvxpy, certified),
+the Lecture's Max-SVM and Sum-SVM included;
 (b) integer weights against duplicated samples; (c) class_weight="balanced" against the explicit
 weights n / (L n_k); (d) weights of ones against no weights, bit for bit; and the validation,
 zero weights on every solver path, the leave-one-out path and the warm start.
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
 
 from msvm.fast import (
     CrammerSingerSVC,
@@ -24,7 +24,7 @@ from msvm.fast import (
     engine,
 )
 from msvm.fast.loo import leave_one_out
-from msvm.reference import FORMULATIONS, Problem
+from msvm.reference import FORMULATIONS, Problem, inhibitory
 from msvm.reference.values import training_loss
 
 # label: (estimator, its options, reference formulation, the formulation's options)
@@ -49,20 +49,18 @@ MACHINES = {
     "crammer_singer-bias": (CrammerSingerSVC, BIAS, "crammer_singer", BIAS),
     "simplex_hinge-bias": (SimplexSVC, BIAS, "simplex_hinge", BIAS),
     "simplex_square-bias": (SimplexSVC, {"loss": "squared", **BIAS}, "simplex_square", BIAS),
+    # the Lecture's machines, stated weighted in their own variables (mu_i in s_i times the
+    # printed set), are the Crammer-Singer and Weston-Watkins problems
+    "max_svm": (CrammerSingerSVC, {}, "max_svm", {}),
+    "sum_svm": (WestonWatkinsSVC, {}, "sum_svm", {}),
 }
 BOX = ["inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba", "crammer_singer"]
 
 
 @pytest.fixture(scope="module")
-def data():
-    """45 iris points on two features (versicolor and virginica overlap: loss terms > 0) and
-    integer weights 0..3, some of them 0."""
-    X, y = load_iris(return_X_y=True)
-    rows = np.random.default_rng(0).choice(150, 45, replace=False)
-    X, y = X[rows][:, :2], y[rows]
-    w = np.random.default_rng(1).integers(0, 4, size=y.size).astype(float)
-    assert np.any(w == 0) and np.all(np.bincount(y[w > 0]) > 0)
-    return X, y, w
+def data(weighted_iris):
+    """The shared weighted iris problem (tests/conftest.py)."""
+    return weighted_iris
 
 
 def make(label, **kw):
@@ -328,14 +326,92 @@ def test_all_zero_class_weight_and_unknown_class_raise(data):
         InhibitorySVC(class_weight="uniform").fit(X, y)
 
 
-def test_mkpm_takes_constant_weights_only(data):
+# -- MKPM: weighted kernel PCA and weighted least squares (MKPMClassifier's docstring) --------
+
+MKPM = dict(gamma=0.5, random_state=0)  # gamma fixed: "scale" would see duplicated rows
+
+
+# a code whose columns differ up to sign (two such columns have equal risks: the dynamic
+# programme's ties then go either way by rounding), one of them constant
+CODE = np.array([[1, 1, 1, 1], [-1, 1, -1, 1], [1, -1, -1, 1]], dtype=float)
+
+
+@pytest.mark.parametrize("code", [None, CODE], ids=["one_vs_all", "code"])
+@pytest.mark.parametrize("n_components", [6, 12])
+def test_mkpm_integer_weights_equal_duplicated_rows(data, n_components, code):
+    """(b) on the exact basis: the risk table, the whole path's outputs, the selected d (on the
+    training error, which counts copies as the weights do) and the decision values."""
     X, y, w = data
-    plain = MKPMClassifier().fit(X, y)
-    constant = MKPMClassifier().fit(X, y, sample_weight=np.full(y.size, 3.0))
+    counts = w.astype(int)
+    kw = dict(MKPM, n_components=n_components, code=code, selection="train")
+    weighted = MKPMClassifier(**kw).fit(X, y, sample_weight=w)
+    repeated = MKPMClassifier(**kw).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
+    np.testing.assert_allclose(weighted.risk_table_, repeated.risk_table_, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(weighted.allocation_path_, repeated.allocation_path_)
+    assert weighted.selected_dimension_ == repeated.selected_dimension_
+    grid = np.random.default_rng(2).uniform(X.min(0), X.max(0), size=(50, 2))
+    for points in (X, grid):
+        np.testing.assert_allclose(
+            weighted.path_outputs(points), repeated.path_outputs(points), rtol=0, atol=1e-8
+        )
+        np.testing.assert_allclose(
+            weighted.decision_function(points),
+            repeated.decision_function(points),
+            rtol=0,
+            atol=1e-8,
+        )
+        np.testing.assert_array_equal(weighted.predict(points), repeated.predict(points))
+    # the weights reached the fit: the unweighted path is another one
+    plain = MKPMClassifier(**kw).fit(X, y)
+    assert np.abs(plain.risk_table_ - weighted.risk_table_).max() > 1e-2
+
+
+MKPM_PATHS = {
+    "loo": {},
+    "train": {"selection": "train"},
+    "cv": {"selection": "cv", "cv": 3},
+    "validation": {"selection": "validation"},
+    "nystroem": {"approximation": "nystroem", "n_landmarks": 20},
+    "randomized": {"eigen_solver": "randomized", "max_column_dimension": 8},
+    "precomputed": {"kernel": "precomputed", "selection": "train"},
+}
+
+
+@pytest.mark.parametrize("options", list(MKPM_PATHS.values()), ids=list(MKPM_PATHS))
+def test_mkpm_zero_weights_equal_removed_rows(data, options):
+    """A pattern of weight 0 is left out before the fit: on every path the fit is the fit
+    without it, bit for bit (the others' weights 1, 2, 3 stay)."""
+    X, y, w = data
+    keep = w > 0
+    train, new, sub_train, sub_new = X, X, X[keep], X
+    if options.get("kernel") == "precomputed":
+        K = X @ X.T
+        train, new, sub_train, sub_new = K, K, K[np.ix_(keep, keep)], K[:, keep]
+    full = MKPMClassifier(**{**MKPM, **options}).fit(train, y, sample_weight=w)
+    sub = MKPMClassifier(**{**MKPM, **options}).fit(sub_train, y[keep], sample_weight=w[keep])
+    np.testing.assert_array_equal(full.risk_path_, sub.risk_path_)
+    np.testing.assert_array_equal(full.selection_errors_, sub.selection_errors_)
+    np.testing.assert_array_equal(full.decision_function(new), sub.decision_function(sub_new))
+    np.testing.assert_array_equal(full.support_, np.flatnonzero(keep))
+    np.testing.assert_array_equal(full.n_support_, np.bincount(y[keep], minlength=3))
+
+
+@pytest.mark.parametrize("selection", ["loo", "train", "cv"])
+def test_mkpm_weights_scaled_by_a_constant_give_the_same_fit(data, selection):
+    """The weighted path is invariant to a common factor of the weights (every weighted
+    quantity is normalised by sum_i s_i), and a constant weight is the unweighted fit."""
+    X, y, w = data
+    kw = dict(MKPM, n_components=12, selection=selection)
+    a = MKPMClassifier(**kw).fit(X, y, sample_weight=w)
+    b = MKPMClassifier(**kw).fit(X, y, sample_weight=0.37 * w)
+    np.testing.assert_allclose(a.risk_table_, b.risk_table_, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(a.selection_errors_, b.selection_errors_, rtol=1e-12)
+    assert a.selected_dimension_ == b.selected_dimension_
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-8)
+    plain = MKPMClassifier(**kw).fit(X, y)
+    constant = MKPMClassifier(**kw).fit(X, y, sample_weight=np.full(y.size, 0.37))
     np.testing.assert_array_equal(plain.decision_function(X), constant.decision_function(X))
-    np.testing.assert_array_equal(plain.n_support_, np.bincount(y))
-    with pytest.raises(ValueError, match="non-uniform sample weights"):
-        MKPMClassifier().fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(plain.selection_errors_, constant.selection_errors_)
 
 
 def test_paper_optimizers_refuse_weights(data):
@@ -344,12 +420,10 @@ def test_paper_optimizers_refuse_weights(data):
         MultiPrototypeSVC(optimizer="basic").fit(X, y, sample_weight=w)
 
 
-def test_lecture_formulations_refuse_weights(data):
+def test_common_mode_free_refuses_weights(data):
     X, y, w = data
-    p = Problem(X, y, sample_weight=w)
-    for name in ("max_svm", "sum_svm", "logistic"):
-        with pytest.raises(ValueError, match="not stated with sample weights"):
-            FORMULATIONS[name].primal(p)
+    with pytest.raises(ValueError, match="not stated with sample weights"):
+        inhibitory.common_mode_free(Problem(X, y, sample_weight=w))
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS[:-1], ids=lambda e: type(e).__name__)

@@ -14,25 +14,35 @@ from msvm.core import datasets, random_code
 from msvm.reference import Problem, mkpm
 
 
-@pytest.fixture(scope="module")
-def path():
+@pytest.fixture(scope="module", params=[False, True], ids=["unweighted", "weighted"])
+def path(request):
+    """wine-30, unweighted or with real weights in [0.2, 3] (three of them 0)."""
     X, y = datasets.load("wine", n_samples=30)
-    p = Problem(X, y, kernel="rbf")
+    w = None
+    if request.param:
+        w = np.random.default_rng(5).uniform(0.2, 3.0, size=y.size)
+        w[[0, 9, 17]] = 0.0
+    p = Problem(X, y, kernel="rbf", sample_weight=w)
     return mkpm.regularisation_path(p, n_components=10)
 
 
 def test_risk_table_against_closed_form_and_direct_least_squares(path):
-    """G*_l(d) from cvxpy = MKPM (42) (with the 1/N of 13) = a direct lstsq over span(K A_[d])."""
+    """G*_l(d) from cvxpy = MKPM (42) (with the 1/N of 13) = a direct lstsq over span(K A_[d]);
+    weighted (s): (42) for the targets S^1/2 y over sum_i s_i, in the basis of S^1/2 K S^1/2, and
+    the lstsq of the rows scaled by sqrt(s_i) over span(K S^1/2 A_[d])."""
     p = path.problem
-    A, _ = mkpm.kpca_basis(p.K, 10)
+    s = p.pattern_weights()
+    root = np.sqrt(s)
+    A, _ = mkpm.kpca_basis(p.K, 10, p.sample_weight)
     targets = path.code[p.y_index]
-    N = p.n_samples
+    N = s.sum()
     for l, d in itertools.product(range(targets.shape[1]), range(11)):
-        y = targets[:, l]
+        y = root * targets[:, l]  # S^1/2 y_l
         closed = (y @ y - np.sum((A[:, :d].T @ y) ** 2)) / N  # (42) / N
         if d:
-            beta, *_ = np.linalg.lstsq(p.K @ A[:, :d], y, rcond=None)
-            direct = np.sum((p.K @ A[:, :d] @ beta - y) ** 2) / N
+            design = root[:, None] * (p.K @ (root[:, None] * A[:, :d]))
+            beta, *_ = np.linalg.lstsq(design, y, rcond=None)
+            direct = np.sum((design @ beta - y) ** 2) / N
         else:
             direct = y @ y / N
         assert path.risk_table[l, d] == pytest.approx(closed, rel=1e-6, abs=1e-9)
@@ -51,10 +61,12 @@ def test_path_is_an_allocation_per_dimension_and_monotone(path):
 
 def test_predictors_fit_the_training_codes(path):
     p = path.problem
+    s = p.pattern_weights()
     D = path.risk_table.shape[1] - 1
     F = path.outputs(p.X, D)
     targets = path.code[p.y_index]
-    assert np.mean((F - targets) ** 2) * targets.shape[1] == pytest.approx(path.risk_path[D])
+    risk = s @ ((F - targets) ** 2).sum(axis=1) / s.sum()
+    assert risk == pytest.approx(path.risk_path[D])
 
 
 def test_any_code_matrix():

@@ -234,7 +234,9 @@ def test_mkpm_checks_respond_to_the_exponent_and_the_eigenvalues(monkeypatch):
     verdicts = {c.source: c.verdict for c in claims.mkpm_claims()}
     assert verdicts["MKPM (39)"] == verdicts["MKPM (40)"] == "holds"
     real = mkpm.kpca_basis
-    monkeypatch.setattr(mkpm, "kpca_basis", lambda K, d: (real(K, d)[0], 2 * real(K, d)[1]))
+    monkeypatch.setattr(
+        mkpm, "kpca_basis", lambda K, d, w=None: (real(K, d, w)[0], 2 * real(K, d, w)[1])
+    )
     assert {c.source: c.verdict for c in claims.mkpm_claims()}["MKPM (41)"] == "fails"
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from msvm.core import datasets
-from msvm.fast import OneVsAllSVC
-from msvm.reference import FORMULATIONS
+from msvm.fast import CrammerSingerSVC, OneVsAllSVC
+from msvm.reference import FORMULATIONS, Problem
 from msvm.verify import check, crosscheck
 from msvm.verify.cli import main
 
@@ -46,6 +46,33 @@ def test_check_of_a_bias_fails_when_the_fast_layer_ignores_it(wine, monkeypatch)
     assert any("fast objective" in reason for reason in row.reasons)
     with pytest.raises(ValueError, match="has no fit_intercept"):
         check("sum_svm", *wine, fit_intercept=True)
+
+
+@pytest.mark.parametrize("formulation", ["max_svm", "sum_svm", "logistic", "weston_watkins"])
+def test_weighted_check_passes_and_is_the_duplicated_problem(wine, formulation):
+    """With integer sample weights every column of the row solves the weighted problem: its
+    optimum is the unweighted one on duplicated rows (weston_watkins: with ISVM's Algorithms 1
+    and 2 weighted too)."""
+    X, y = wine
+    w = np.random.default_rng(0).integers(0, 4, size=y.size).astype(float)
+    row = check(formulation, X, y, C=1.0, kernel="rbf", gamma=0.1, sample_weight=w)
+    assert row.passed, row.reasons
+    counts = w.astype(int)
+    twin = Problem(np.repeat(X, counts, axis=0), np.repeat(y, counts), kernel="rbf", gamma=0.1)
+    assert row.primal == pytest.approx(FORMULATIONS[formulation].primal(twin).objective, rel=1e-7)
+
+
+def test_weighted_check_fails_when_the_fast_model_drops_the_weights(wine, monkeypatch):
+    class Unweighted(CrammerSingerSVC):
+        def fit(self, X, y, sample_weight=None):
+            return super().fit(X, y)
+
+    monkeypatch.setitem(crosscheck.FAST, "max_svm", (Unweighted, {}))
+    X, y = wine
+    w = np.random.default_rng(0).integers(0, 4, size=y.size).astype(float)
+    row = check("max_svm", X, y, C=1.0, kernel="rbf", sample_weight=w)
+    assert not row.passed
+    assert any("fast objective" in reason for reason in row.reasons)
 
 
 def test_check_fails_when_the_fast_model_solves_another_problem(wine, monkeypatch):

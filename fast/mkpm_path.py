@@ -1,0 +1,170 @@
+"""The numerics of MKPM's path (``msvm.fast.mkpm``): the dynamic programme of Proposition 1
+(20) over a risk table, the choice of d from error rates, and the leave-one-out errors of every
+d by PRESS in a fixed basis (plain or weighted)."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def capped_allocation_path(G, width):
+    """MKPM Proposition 1 (20) with back-pointers, each column capped at the table's width.
+
+    ``G`` is (L, K+1) with G[l, k] = G*_l(k) for k = 0..K: column l can use its first K
+    components at most.  Returns Delta_L(d) for d = 0..width-1 (width - 1 <= L K) and the
+    allocation (width, L) reaching it (ties go to the smallest dimension for the earlier
+    columns).
+    """
+    L, top = G.shape[0], G.shape[1] - 1
+    delta = np.full((L, width), np.inf)
+    back = np.zeros((L, width), dtype=np.int64)
+    for d in range(min(width, top + 1)):
+        delta[0, d] = G[0, d]
+    for lam in range(1, L):
+        for d in range(width):
+            best, arg = np.inf, 0
+            for first in range(max(0, d - top), min(d, lam * top) + 1):  # to columns 0..lam-1
+                value = delta[lam - 1, first] + G[lam, d - first]
+                if value < best:
+                    best, arg = value, first
+            delta[lam, d] = best
+            back[lam, d] = arg
+    alloc = np.zeros((width, L), dtype=np.int64)
+    for d in range(width):
+        rest = d
+        for lam in range(L - 1, 0, -1):
+            first = back[lam, rest]
+            alloc[d, lam] = rest - first
+            rest = first
+        alloc[d, 0] = rest
+    return delta[L - 1].copy(), alloc
+
+
+@nb.njit(cache=True)
+def allocation_path(G):
+    """MKPM Proposition 1 (20) for every total dimension d = 0..D of a table G (L, D+1)."""
+    return capped_allocation_path(G, G.shape[1])
+
+
+SELECTION_TIES = 1e-9  # error rates closer than this to the least count as ties
+
+
+def select_dimension(errors: np.ndarray) -> int:
+    """The smallest d whose error rate is within ``SELECTION_TIES`` of the least.
+
+    Without weights the rates are multiples of 1/N (of 1/(N cv) averaged over folds), so this
+    is argmin; weighted rates are sums of weights whose rounding (~N eps) must not turn a tie
+    into a strict order (constant weights would otherwise pick another d than no weights).
+    """
+    return int(np.flatnonzero(errors <= errors.min() + SELECTION_TIES)[0])
+
+
+@nb.njit(cache=True)
+def loo_misclassified(A, rows, projections, targets, alloc, code, y_index, weights, block=32):
+    """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
+    PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
+    (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = sum_{k' < k} rows_ik' projections_k'l and
+    h_i(k) = sum_{k' < k} A_ik'^2; a pattern with 1 - h_i <= 1e-10 (interpolated) counts as an
+    error.  ``rows`` is A itself without sample weights; with them (the weighted least squares
+    in the basis of the weighted covariance, ``msvm.fast.kpca``) it is z(x_i) Gamma^-1/2, and
+    the formula is the weighted PRESS (h_i = s_i z_i Gamma^-1 z_i^T = ||A_i||^2).  Returns the
+    errors for each d (alloc's rows), pattern i counting ``weights[i]``.
+
+    Consecutive allocations differ in few columns (two on average on digits), so the codeword
+    products g . c_q are updated for the columns that moved only, and the nearest codeword
+    minimises ||c_q||^2 - 2 g . c_q; on a near tie the products are recomputed in a fixed
+    order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
+    there), so that equal distances compare equal and the first codeword wins.  Patterns go
+    in blocks of ``block``, innermost, where the loops vectorise."""
+    N, D = A.shape
+    L, Q = projections.shape[1], code.shape[0]
+    width = alloc.shape[0]
+    wrong = np.zeros(width)
+    norms = np.zeros(Q)
+    for q in range(Q):
+        for l in range(L):
+            norms[q] += code[q, l] * code[q, l]
+    # the columns whose dimension moves at each d (all of them at d = 0), as CSR lists
+    starts = np.zeros(width + 1, dtype=np.int64)
+    moved = np.empty(width * L, dtype=np.int64)
+    for d in range(width):
+        starts[d + 1] = starts[d]
+        for l in range(L):
+            if d == 0 or alloc[d, l] != alloc[d - 1, l]:
+                moved[starts[d + 1]] = l
+                starts[d + 1] += 1
+    f = np.zeros((D + 1, L, block))  # f[k, l, b]: output of column l at dimension k
+    h = np.zeros((D + 1, block))
+    g = np.zeros((L, block))  # deleted outputs; 0 where undefined, so updates need no branch
+    defined = np.ones((L, block), dtype=np.bool_)
+    undefined = np.zeros(block, dtype=np.int64)
+    dots = np.zeros((Q, block))
+    best = np.empty(block)
+    second = np.empty(block)
+    arg = np.zeros(block, dtype=np.int64)
+    for start in range(0, N, block):
+        B = min(block, N - start)
+        lever = np.ascontiguousarray(A[start : start + B].T)  # (D, B)
+        out = np.ascontiguousarray(rows[start : start + B].T)
+        for k in range(D):
+            for b in range(B):
+                h[k + 1, b] = h[k, b] + lever[k, b] * lever[k, b]
+            for l in range(L):
+                p = projections[k, l]
+                for b in range(B):
+                    f[k + 1, l, b] = f[k, l, b] + out[k, b] * p
+        g[:] = 0.0
+        defined[:] = True
+        undefined[:] = 0
+        dots[:] = 0.0
+        for d in range(width):
+            for j in range(starts[d], starts[d + 1]):
+                l = moved[j]
+                k = alloc[d, l]
+                for b in range(B):
+                    free = 1.0 - h[k, b]
+                    new = 0.0
+                    if free > 1e-10:
+                        new = (f[k, l, b] - h[k, b] * targets[start + b, l]) / free
+                        undefined[b] -= not defined[l, b]
+                        defined[l, b] = True
+                    else:
+                        undefined[b] += defined[l, b]
+                        defined[l, b] = False
+                    best[b] = new - g[l, b]  # the change, kept in best for the update below
+                    g[l, b] = new
+                for q in range(Q):
+                    c = code[q, l]
+                    for b in range(B):
+                        dots[q, b] += best[b] * c
+            best[:B] = np.inf
+            second[:B] = np.inf
+            arg[:B] = 0
+            for q in range(Q):
+                for b in range(B):
+                    dist = norms[q] - 2.0 * dots[q, b]
+                    if dist < best[b]:
+                        second[b] = best[b]
+                        best[b] = dist
+                        arg[b] = q
+                    elif dist < second[b]:
+                        second[b] = dist
+            for b in range(B):
+                if undefined[b]:
+                    wrong[d] += weights[start + b]
+                    continue
+                nearest = arg[b]
+                if second[b] - best[b] <= 1e-9 * (1.0 + abs(best[b])):  # a near tie
+                    low = np.inf
+                    for q in range(Q):
+                        dots[q, b] = 0.0
+                        for l in range(L):
+                            dots[q, b] += g[l, b] * code[q, l]
+                        dist = norms[q] - 2.0 * dots[q, b]
+                        if dist < low:
+                            low, nearest = dist, q
+                if nearest != y_index[start + b]:
+                    wrong[d] += weights[start + b]
+    return wrong
