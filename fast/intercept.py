@@ -112,6 +112,13 @@ def centre_bias(kind, c, alpha, hi, lin, free, F, y_index):
     d = np.zeros(L)
     if r.size == 0:
         return d
+    # conditions with the same direction: only the least slack can bind (2L directions for
+    # one-vs-all, L^2 for Weston-Watkins): the programmes have a few dozen rows, not N L
+    key = D @ np.sqrt(np.arange(2.0, L + 2.0))  # equal rows, equal keys (a fast np.unique)
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    least = np.full(first.size, np.inf)
+    np.minimum.at(least, group.ravel(), r)
+    D, r = D[first], least
     seen = scipy.linalg.orth(D.T)  # directions some inequality sees
     pinned = [equalities, (np.eye(L) - seen @ seen.T)]
     if output_shift(kind, c, L) * L == 1.0:  # M = I - 11^T / L: the bias sums to zero
