@@ -29,7 +29,7 @@ from msvm.core.validation import (
 )
 from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
-from msvm.fast.intercept import augmented_lagrangian, centre_bias
+from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import (
     biased_terms,
@@ -283,6 +283,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         norm_sq = float(np.sum(Z * F))
         if self._fit_intercept():  # the middle of the optimal biases where they are not unique
             b = b + centre_bias(self._kind, c, alpha, hi, lin0, free, F + b, y_index)
+            b = canonical_bias(self._kind, b)
         F = F + b
         self.dual_coef_ = alpha
         self._fitted_C = C

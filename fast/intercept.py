@@ -23,7 +23,7 @@ import scipy.linalg
 import scipy.optimize
 from sklearn.exceptions import ConvergenceWarning
 
-from msvm.fast.patterns import CS, dual_vectors, output_shift, pattern_transpose
+from msvm.fast.patterns import CS, WW, dual_vectors, output_shift, pattern_transpose
 
 # Largest number of augmented-Lagrangian rounds (each one engine run).
 BIAS_ROUNDS = 200
@@ -55,6 +55,13 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
         stacklevel=3,
     )
     return b
+
+
+def canonical_bias(kind, b):
+    """The bias reported: for the machines whose constraints compare outputs (Weston-Watkins,
+    Crammer-Singer, MProt: S_i^T 1 = 0) it is unique up to a constant, and the representative
+    of mean zero is the reference layer's too; the others' as found."""
+    return b - b.mean() if kind in (WW, CS) else b
 
 
 def kkt_rows(kind, alpha, hi, lin, free, F, y_index):

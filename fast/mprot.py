@@ -41,7 +41,7 @@ from msvm.fast.base import (
     validate_training_data,
 )
 from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
-from msvm.fast.intercept import augmented_lagrangian, centre_bias
+from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
 from msvm.fast.patterns import CS, biased_terms, dual_vectors
@@ -263,6 +263,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             hi = self._bounds[:, None] * negative
             F = outputs() + self._bias
             self._bias += centre_bias(CS, 0.0, alpha, hi, negative, negative, F, assigned)
+            self._bias = canonical_bias(CS, self._bias)
         path.append(primal())
         self.primal_path_ = np.array(path)
         self._finish(X, alpha, assigned, proto_class, y_index, path[-1])

@@ -19,7 +19,8 @@ per-pattern simplex constraint of ISVM F.3-F.4 / MProt 6):
 
 ``fit_intercept=True`` gives every class a bias, f_j = <w_j, phi> + b_j (as ISVM 5.1 does for
 Weston-Watkins); stationarity in b adds sum_i B_i = 0 to the dual, and b is its multiplier
-(unique up to a constant: only differences of outputs enter the constraints).
+(unique up to a constant: only differences of outputs enter the constraints; the solution
+reports the representative of mean zero, ``problem.centred``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from msvm.reference.problem import (
     Problem,
     Solution,
     add_bias,
+    centred,
     certified,
     hard_margin_fallback,
     solve,
@@ -93,7 +95,7 @@ def primal(
             coef=p.coef_from_weights(W.value),
             problem=p,
             weights=W.value,
-            intercept=None if b is None else b.value,
+            intercept=centred(None if b is None else b.value),
             dual_coef=alpha,
             solver=solver,
             solve_time=elapsed,
@@ -143,7 +145,7 @@ def dual(
             coef=coef,
             problem=p,
             weights=p.R.T @ coef,
-            intercept=balance.dual_value if fit_intercept else None,
+            intercept=centred(balance.dual_value) if fit_intercept else None,
             dual_coef=a,
             solver=solver,
             solve_time=elapsed,

@@ -26,7 +26,8 @@ b_r adds to (11), for every prototype r,
     sum_i y_i^r alpha_i^r = 0,
 
 and b is the multiplier of that condition (half the multiplier of the printed problem, whose
-objective is twice the Lagrangian).  A prototype no pattern is assigned to has y_i^r = -1
+objective is twice the Lagrangian), unique up to a constant (theta_i absorbs it): the solution
+reports the representative of mean zero.  A prototype no pattern is assigned to has y_i^r = -1
 throughout, so the condition sets its alpha_i^r to 0 and its bias is any low enough value.
 """
 
@@ -40,6 +41,7 @@ from msvm.reference.problem import (
     Problem,
     Solution,
     add_bias,
+    centred,
     certified,
     hard_margin_fallback,
     solve,
@@ -92,7 +94,7 @@ def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed
             coef=coef,
             problem=p,
             weights=weights,
-            intercept=bias,
+            intercept=centred(bias),
             dual_coef=alpha,
             scores=_class_scores(p.n_classes, q),
             solver=solver,

@@ -321,6 +321,13 @@ class Solution:
         return float(np.sum(self.weights**2))
 
 
+def centred(b):
+    """b - mean(b), or None: the bias of a machine whose constraints compare outputs (Weston-
+    Watkins, Crammer-Singer, MProt) is unique only up to a constant; this is its representative
+    of mean zero, the same in every layer."""
+    return None if b is None else b - np.mean(b)
+
+
 def add_bias(F, b):
     """F + 1 b^T for a cvxpy output matrix F (n x m) and bias vector b (m,); F if b is None."""
     import cvxpy as cp

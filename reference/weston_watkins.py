@@ -12,8 +12,10 @@ eta gives alpha_ij <= C, in w gives ISVM E.2, in b gives sum_i B_ik = 0):
     maximise m sum_ij alpha_ij - 1/2 tr(B^T K B),  B_ik = I(k = y_i) sum_j alpha_ij - alpha_ik
     s.t.     0 <= alpha_ij <= C for j != y_i,   alpha_{i y_i} = 0,   [sum_i B_ik = 0 for all k]
 
-``tr(B^T K B)`` is the quadratic form of appendix E's kernel G_{ijj'} in its first (unsimplified)
-line; ``printed_kernel`` builds both lines of the printed kernel for comparison.
+The biases are unique up to a constant (only differences of outputs enter); solutions report
+the representative of mean zero.  ``tr(B^T K B)`` is the quadratic form of appendix E's kernel
+G_{ijj'} in its first (unsimplified) line; ``printed_kernel`` builds both lines of the printed
+kernel for comparison.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from msvm.reference.problem import (
     Problem,
     Solution,
     add_bias,
+    centred,
     certified,
     hard_margin_fallback,
     solve,
@@ -63,7 +66,7 @@ def primal(
             coef=p.coef_from_weights(W.value),
             problem=p,
             weights=W.value,
-            intercept=None if b is None else b.value,
+            intercept=centred(None if b is None else b.value),
             dual_coef=alpha,
             solver=solver,
             solve_time=elapsed,
@@ -100,7 +103,7 @@ def dual(
             coef=coef,
             problem=p,
             weights=p.R.T @ coef,
-            intercept=balance.dual_value if fit_intercept else None,
+            intercept=centred(balance.dual_value) if fit_intercept else None,
             dual_coef=a,
             solver=solver,
             solve_time=elapsed,
