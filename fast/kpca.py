@@ -27,6 +27,28 @@ unchanged, and with Nystroem the SVD is that of S^1/2 phi~.  ``A`` then holds th
 columns: the weighted least squares of MKPM (36) in these coordinates is the unweighted one of
 the targets S^1/2 y).  The landmarks stay uniformly drawn, unweighted.
 
+Centred (``centre=True``, MKPMClassifier's ``fit_intercept``): the basis is that of the
+covariance of the centred features phi(x) - mu, mu = sum_i s_i phi(x_i) / sum_i s_i (s = 1
+without weights), the usual kernel PCA (Schoelkopf et al. 1998, MKPM's reference [13]) where
+MKPM (33) does not centre.  With H = I - 1 s^T / sum_i s_i the Gram matrix of the centred
+training points is H K H^T, entry (i, j) K_ij - m_i - m_j + c with m_i = <phi(x_i), mu> =
+(K s)_i / sum_i s_i and c = <mu, mu> = s^T m / sum_i s_i, and the eigenpairs are those of
+S^1/2 H K H^T S^1/2 (= P S^1/2 K S^1/2 P with the projector P = I - s^1/2 s^1/2^T / sum_i s_i: the
+eigenvectors of positive eigenvalue are orthogonal to s^1/2, its null direction falls under the
+cutoff).  A new point's centred kernel column is (k(x, X) - m^T) H^T, so its scores are
+
+    z(x) = (k(x, X) - m^T) H^T S^1/2 A Gamma^-1/2 = k(x, X) T - m^T T,   T = H^T S^1/2 A Gamma^-1/2,
+
+``to_scores`` = T and ``offset`` = m^T T (the usual kernel-PCA test centring; H^T is applied
+explicitly, not dropped because A is orthogonal to s^1/2 in exact arithmetic).  The training
+scores are weighted-centred: sum_i s_i z(x_i) = 0.  With Nystroem what is centred is the
+landmark features phi~(x_i) of the N training points (not the landmarks): phi~ - mu~ with
+mu~ = sum_i s_i phi~(x_i) / sum_i s_i, the weighted mean over all training points.  phi~(x) is
+the orthogonal projection of phi(x) onto the span of the landmarks' features (in coordinates), so
+mu~ is the projection of mu and the centred features are the projections of phi(x) - mu: the
+Nystroem approximation of the centred kernel (exact when every point is a landmark).  Then
+``to_scores`` = U S^-1/2 W and ``offset`` = mu~ W.  Without centring ``offset`` is None.
+
 An MKPM fit whose eigenproblem is at most ``SERIAL_UP_TO`` = 1000 wide (the landmarks, or N for
 the exact basis) runs BLAS on one thread: at these sizes threads gain little, and on a
 loaded machine OpenBLAS's waiting threads spin, which measured 1.6 CPU s against 0.007 s for
@@ -103,13 +125,15 @@ def top_eigenpairs(K, k: int, solver: str, rng):
 
 
 class KernelPCABasis:
-    """The uncentred kernel-PCA scores z_k(x) of MKPM (33-35), exact or by Nystroem landmarks.
+    """The kernel-PCA scores z_k(x) of MKPM (33-35), exact or by Nystroem landmarks.
 
     ``n_top`` components at most are kept (None: all above the cutoff).  ``n_landmarks`` is
     None for the exact basis (the Gram matrix of every training point), else the number of
     Nystroem landmarks, drawn without replacement by ``rng``.  ``weights`` (N,), all > 0, or
     None: the basis of the weighted covariance (module docstring); then ``training_scores``
     holds z(x_i) for the training points (computed directly, not as A_i / sqrt(s_i)).
+    ``centre``: the basis of the (weighted-)centred features phi(x) - mu (module docstring);
+    False (default) is MKPM's uncentred basis (33).
     """
 
     def __init__(
@@ -125,15 +149,25 @@ class KernelPCABasis:
         eigen_solver="dense",
         n_landmarks=None,
         weights=None,
+        centre=False,
     ):
         self.params = (kernel, gamma, degree, coef0)
         N = X.shape[0]
         root = None if weights is None else np.sqrt(weights)
+        # the weights of the mean mu, or None (no centring)
+        mass = (np.ones(N) if weights is None else weights) if centre else None
+        self.offset = None
         if n_landmarks is not None:
-            self._nystroem(X, n_top, rng, min(n_landmarks, N), root)
+            self._nystroem(X, n_top, rng, min(n_landmarks, N), root, mass)
         else:
             self.landmarks = X
             K = self._kernel(X, X)
+            if mass is not None:  # H K H^T: K_ij - m_i - m_j + c (module docstring)
+                mean = K @ mass / mass.sum()  # m_i = <phi(x_i), mu>
+                square = mass @ mean / mass.sum()  # c = <mu, mu>
+                K = K - mean[:, None]  # a new array: a precomputed K is the caller's
+                K -= mean[None, :]
+                K += square
             weighted = K if root is None else root[:, None] * K * root[None, :]
             self.gamma, self.A = top_eigenpairs(
                 weighted, N if n_top is None else n_top, eigen_solver, rng
@@ -142,15 +176,23 @@ class KernelPCABasis:
             self.to_scores = self.A / np.sqrt(self.gamma)
             if root is not None:
                 self.to_scores = root[:, None] * self.to_scores
+            if mass is not None:  # T = H^T S^1/2 A Gamma^-1/2, offset m^T T
+                self.to_scores -= mass[:, None] * (self.to_scores.sum(axis=0) / mass.sum())
+                self.offset = mean @ self.to_scores
+            if root is not None:  # K is H K H^T when centred: z(x_i) = (K_i - m^T) T
                 self.training_scores = K @ self.to_scores
 
-    def _nystroem(self, X, n_top, rng, m, root=None):
-        """The basis of m landmarks drawn without replacement by rng; ``root``: sqrt(weights)."""
+    def _nystroem(self, X, n_top, rng, m, root=None, mass=None):
+        """The basis of m landmarks drawn without replacement by rng; ``root``: sqrt(weights);
+        ``mass``: the weights of the mean the features are centred by, or None."""
         self.landmarks = X[np.sort(rng.choice(X.shape[0], m, replace=False))]
         s, V = gram_eigh(self._kernel(self.landmarks, self.landmarks))
         keep = s > EIGEN_CUTOFF * max(s.max(), 0.0)
         self.to_features = V[:, keep] / np.sqrt(s[keep])  # phi~(x) = k(x, L) U S^-1/2
         features = self._kernel(X, self.landmarks) @ self.to_features  # Phi (N, m')
+        if mass is not None:  # phi~(x_i) - mu~, mu~ their weighted mean over the N points
+            mu = mass @ features / mass.sum()
+            features = features - mu
         unweighted = features
         if root is not None:  # the SVD of S^1/2 Phi: the weighted covariance's directions
             features = root[:, None] * features
@@ -166,7 +208,9 @@ class KernelPCABasis:
         # the exact path gives for a zero Gram matrix (every class ties at d = 0).
         self.gamma = gamma
         self.A = (features @ W) / np.sqrt(gamma)
-        self.to_scores = self.to_features @ W  # z(x) = phi~(x) W
+        self.to_scores = self.to_features @ W  # z(x) = phi~(x) W (- mu~ W centred)
+        if mass is not None:
+            self.offset = mu @ W
         if root is not None:
             self.training_scores = unweighted @ W
 
@@ -178,5 +222,6 @@ class KernelPCABasis:
         return kernel_matrix(X, Y, kernel, gamma, degree, coef0)
 
     def scores(self, X):
-        """z(x) for every row of X, shape (n, D)."""
-        return np.asarray(self._kernel(X, self.landmarks) @ self.to_scores)
+        """z(x) for every row of X, shape (n, D); centred: k(x, X) T - offset."""
+        Z = np.asarray(self._kernel(X, self.landmarks) @ self.to_scores)
+        return Z if self.offset is None else Z - self.offset

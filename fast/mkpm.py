@@ -31,6 +31,45 @@ With sample weights s every step above is weighted (``MKPMClassifier``'s docstri
 of S^1/2 K S^1/2, (42) for the targets S^1/2 y with 1 / sum_i s_i for 1/N, and the weighted PRESS
 (the same deleted-residual formula, h_i = ||A_i||^2 in the weighted basis).
 
+An intercept (``fit_intercept=True``, issue 19).  MKPM (33) does not centre and its fits (36)
+have no intercept: every f_l in S_d vanishes at the origin of feature space.  With an intercept
+each code column gets an unpenalised bias b_l, f_l(x) = <w_l, phi(x) - mu> + b_l with w_l in
+S_d, and the family Psi is the kernel PCA of the centred features phi(x) - mu, mu = sum_i s_i
+phi(x_i) / sum_i s_i their (weighted) mean (s = 1 without weights; the standard kernel PCA of
+MKPM's reference [13]): (33) becomes C = sum_i s_i (phi(x_i) - mu)(phi(x_i) - mu)^T / sum_i s_i,
+whose eigenpairs (a_k, gamma_k) are those of S^1/2 H K H^T S^1/2 with H = I - 1 s^T / sum_i s_i
+(H K H^T, the Gram matrix of the centred points, takes K's place in (34)-(35); the test
+centring and the Nystroem features are in ``msvm.fast.kpca``).  Every a_k of gamma_k > 0 is
+orthogonal to s^1/2, and the training scores satisfy S^1/2 Z = A Gamma^1/2, so
+sum_i s_i z(x_i) = s^1/2^T A Gamma^1/2 = 0: the features are weighted-centred.  The weighted
+least squares (36) with an intercept, min over alpha and b of sum_i s_i (z_[d](x_i) alpha + b -
+y_il)^2, has d/db = 0 at b = ybar_l - (sum_i s_i z_[d](x_i) / sum_i s_i) alpha = ybar_l, the
+weighted mean sum_i s_i y_il / sum_i s_i of the column, whatever alpha (the mean's projection
+is 0 after centring); then (37)-(41) hold for the centred targets y_l - ybar_l 1:
+
+    alpha* = Gamma_[d]^-1/2 A_[d]^T S^1/2 (y_l - ybar_l 1)                     (41, centred)
+    G*_l(d) = (||S^1/2 (y_l - ybar_l 1)||^2 - ||A_[d]^T S^1/2 (y_l - ybar_l 1)||^2) / sum_i s_i
+                                                                               (42, centred)
+
+(A^T s^1/2 = 0 makes alpha* equal to Gamma^-1/2 A^T S^1/2 y_l; the centred targets are used
+anyway, which keeps (42) exact where rounding leaves A slightly off that orthogonality).  At
+d = 0 every column predicts its mean and G*_l(0) is the weighted variance of the column.  The
+intercept is not counted in d: the dynamic programme (20) runs on the centred table unchanged.
+``intercept_`` holds b (L,), ``coef_`` alpha*, and f_l(x) = z_[d_l](x) coef_[:d_l, l] + b_l.
+
+Leave-one-out with an intercept: the basis stays that of every training input, centred by the
+mean mu of every training input (the features z are fixed functions); leaving pattern i out
+refits alpha and b on the others, by the weighted least squares on the columns [1, z_[d]].  In
+the scaled coordinates (row i times s_i^1/2) that design is [s^1/2, A_[d] Gamma_[d]^1/2], its
+columns orthogonal, so the hat matrix is s^1/2 s^1/2^T / sum_j s_j + A_[d] A_[d]^T and the
+leverage
+
+    h_i(d) = s_i / sum_j s_j + sum_{k <= d} A_ik^2,
+
+with the same deleted output (f_il(d) - h_i(d) y_il) / (1 - h_i(d)), f_il including b_l
+(``msvm.fast.mkpm_path.loo_misclassified``).  ``fit_intercept=False`` (the default) is the
+uncentred fit above, bit for bit what it was before the option existed.
+
 Scale (issue 16).  Column l uses only the first d_l components, so the basis holds the top K
 (``max_column_dimension``) and the dynamic programme caps every d_l at K while the total runs to
 D = min(N, L K): the path equals the exact one wherever no allocation needs more than K
@@ -99,13 +138,19 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         How the exact basis's top K eigenpairs are found (``msvm.fast.kpca``): "auto" is dense
         for N <= 500 or K >= N / 5, else randomized.
     random_state : seeds the splits, the Nystroem landmarks and the partial eigensolvers.
+    fit_intercept : bool, default=False
+        An unpenalised intercept per code column: the kernel PCA of the (weighted-)centred
+        features, the least squares of the centred code columns, b_l their (weighted) means
+        (module docstring).  False: MKPM's uncentred basis (33) and fits (36) without one.
 
     Attributes
     ----------
     risk_table_ : (L, K+1) G*_l(k); risk_path_ : (D+1,) Delta_L(d)
     allocation_path_ : (D+1, L) allocation for every total dimension d
     selected_dimension_ : d-hat; selection_errors_ : (D+1,) error rate used to choose it
-    coef_ : (K, L) beta_kl in the kernel-PCA basis
+    coef_ : (K, L) beta_kl in the kernel-PCA basis (centred with ``fit_intercept``)
+    intercept_ : (L,) b_l, the intercept of each code column's output f_l (the weighted mean of
+        the column's targets; zeros without ``fit_intercept``)
     support_, n_support_ : every training pattern of positive weight, and the count of each
         class: the least-squares fit (41) has no sparse dual, every such pattern's target
         enters beta.
@@ -158,6 +203,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         "n_landmarks": [None, Interval(Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
         "random_state": ["random_state"],
+        "fit_intercept": ["boolean"],
     }
 
     def __init__(
@@ -177,6 +223,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         n_landmarks=None,
         eigen_solver="auto",
         random_state=None,
+        fit_intercept=False,
     ):
         self.n_components = n_components
         self.max_column_dimension = max_column_dimension
@@ -192,6 +239,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
         self.eigen_solver = eigen_solver
         self.random_state = random_state
+        self.fit_intercept = fit_intercept
 
     def _code(self, n_classes):
         if self.code is None:
@@ -216,8 +264,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         return min(n_samples, max(low, min(high, n_samples // 4)))
 
     def _path(self, X, y_index, code, rng, top, landmarks, weights=None):
-        """Basis (top components at most), risk table, DP path and coefficients for one
-        training set (``weights``: its sample weights, all > 0, or None)."""
+        """Basis (top components at most), risk table, DP path, coefficients and intercept (None
+        without ``fit_intercept``) for one training set (``weights``: its sample weights, all
+        > 0, or None)."""
         basis = KernelPCABasis(
             X,
             self.kernel,
@@ -229,9 +278,15 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             eigen_solver=self.eigen_solver,
             n_landmarks=landmarks,
             weights=weights,
+            centre=self.fit_intercept,
         )
         targets = code[y_index]
         total = targets.shape[0]
+        intercept = None
+        if self.fit_intercept:  # b_l, the weighted mean of column l; y_l - b_l (41-42 centred)
+            mass = np.ones(total) if weights is None else weights
+            intercept = mass @ targets / mass.sum()
+            targets = targets - intercept
         if weights is not None:  # the weighted least squares is the plain one of S^1/2 y
             targets = np.sqrt(weights)[:, None] * targets
             total = weights.sum()
@@ -243,7 +298,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         D = min(N if self.n_components is None else self.n_components, L * K)
         risk, alloc = capped_allocation_path(np.ascontiguousarray(G), D + 1)
         coef = projections / np.sqrt(basis.gamma)[:, None]  # beta_kl (41)
-        return basis, G, risk, alloc, coef
+        return basis, G, risk, alloc, coef, intercept
 
     @staticmethod
     def _cumulative(values):
@@ -253,10 +308,12 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         return out
 
     @classmethod
-    def _path_outputs(cls, Z, coef, alloc):
-        """Outputs f(x) for every total dimension: (n, D+1, L), by cumulative sums over k."""
+    def _path_outputs(cls, Z, coef, alloc, intercept=None):
+        """Outputs f(x) for every total dimension: (n, D+1, L), by cumulative sums over k, plus
+        the intercept (L,) if there is one."""
         cumulative = cls._cumulative(Z[:, :, None] * coef[None, :, :])  # (n, D+1, L)
-        return cumulative[:, alloc, np.arange(coef.shape[1])]
+        F = cumulative[:, alloc, np.arange(coef.shape[1])]
+        return F if intercept is None else F + intercept
 
     @staticmethod
     def _misclassified(F, y_index, code):
@@ -271,11 +328,16 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         basis = self._basis
         A = np.ascontiguousarray(basis.A)
         targets = code[y_index]
+        mass = np.ones(y_index.size) if weights is None else weights
+        centred, lever0, offset = targets, np.zeros(y_index.size), np.zeros(code.shape[1])
+        if self._intercept is not None:  # h_i(0) = s_i / sum_j s_j, f_il(0) = b_l
+            offset = self._intercept
+            centred, lever0 = targets - offset, mass / mass.sum()
         if weights is None:
-            rows, projections, weights = A, A.T @ targets, np.ones(y_index.size)
+            rows, projections = A, A.T @ centred
         else:  # outputs f_i = z(x_i) beta = (z(x_i) Gamma^-1/2) (A^T S^1/2 y)
             rows = np.ascontiguousarray(basis.training_scores / np.sqrt(basis.gamma))
-            projections = A.T @ (np.sqrt(weights)[:, None] * targets)
+            projections = A.T @ (np.sqrt(weights)[:, None] * centred)
         wrong = loo_misclassified(
             A,
             rows,
@@ -284,18 +346,22 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             self.allocation_path_,
             np.ascontiguousarray(code),
             y_index,
-            weights,
+            mass,
+            lever0,
+            offset,
         )
-        return wrong / weights.sum()
+        return wrong / mass.sum()
 
-    def _path_errors(self, X, y_index, basis, coef, alloc, code, weights=None, chunk=256):
+    def _path_errors(
+        self, X, y_index, basis, coef, alloc, code, weights=None, intercept=None, chunk=256
+    ):
         """Error rate of the nearest-codeword rule (8) for every d, in chunks of rows; weighted,
         sum_i s_i [wrong_i] / sum_i s_i."""
         Z = basis.scores(X)
         weights = np.ones(Z.shape[0]) if weights is None else weights
         wrong = np.zeros(alloc.shape[0])
         for start in range(0, Z.shape[0], chunk):
-            F = self._path_outputs(Z[start : start + chunk], coef, alloc)  # (n, D+1, L)
+            F = self._path_outputs(Z[start : start + chunk], coef, alloc, intercept)
             wrong += weights[start : start + chunk] @ self._misclassified(
                 F, y_index[start : start + chunk], code
             )
@@ -347,10 +413,12 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Fit with the basis grown until the cap does not bind (max_column_dimension)."""
         N = X.shape[0]
         while True:
-            basis, G, risk, alloc, coef = self._path(X, y_index, code, rng, top, landmarks, weights)
-            self._basis, self.code_ = basis, code
+            path = self._path(X, y_index, code, rng, top, landmarks, weights)
+            basis, G, risk, alloc, coef, bias = path
+            self._basis, self.code_, self._intercept = basis, code, bias
             self.risk_table_, self.risk_path_ = G, risk
             self.allocation_path_, self.coef_ = alloc, coef
+            self.intercept_ = np.zeros(code.shape[1]) if bias is None else bias.copy()
             self.selection_errors_ = self._selection_errors(
                 X, y_index, code, rng, top, landmarks, weights
             )
@@ -375,7 +443,14 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             return self._loo_errors(y_index, code, weights)
         if self.selection == "train":
             return self._path_errors(
-                X, y_index, self._basis, self.coef_, self.allocation_path_, code, weights
+                X,
+                y_index,
+                self._basis,
+                self.coef_,
+                self.allocation_path_,
+                code,
+                weights,
+                self._intercept,
             )
         if self.kernel == "precomputed":
             raise ValueError(
@@ -417,10 +492,10 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         errors = np.zeros(width)
         for train, test in splits:
             fit_w, test_w = (None, None) if weights is None else (weights[train], weights[test])
-            basis, _, _, alloc, coef = self._path(
+            basis, _, _, alloc, coef, bias = self._path(
                 X[train], y_index[train], code, rng, top, landmarks, fit_w
             )
-            fold = self._path_errors(X[test], y_index[test], basis, coef, alloc, code, test_w)
+            fold = self._path_errors(X[test], y_index[test], basis, coef, alloc, code, test_w, bias)
             errors += np.pad(fold, (0, max(0, width - fold.size)), mode="edge")[:width]
         return errors / len(splits)
 
@@ -428,7 +503,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """f(x) for every total dimension d = 0..D, shape (n_samples, D+1, L)."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._path_outputs(self._scores(X), self.coef_, self.allocation_path_)
+        return self._path_outputs(
+            self._scores(X), self.coef_, self.allocation_path_, self._intercept
+        )
 
     def decision_function(self, X):
         """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8)."""
@@ -438,6 +515,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
             Z = self._scores(X)
             F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
+            if self._intercept is not None:
+                F += self._intercept
             scores = -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
         check_finite("The decision values", scores)
         return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores

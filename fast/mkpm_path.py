@@ -1,6 +1,6 @@
 """The numerics of MKPM's path (``msvm.fast.mkpm``): the dynamic programme of Proposition 1
 (20) over a risk table, the choice of d from error rates, and the leave-one-out errors of every
-d by PRESS in a fixed basis (plain or weighted)."""
+d by PRESS in a fixed basis (plain or weighted, with or without an intercept)."""
 
 from __future__ import annotations
 
@@ -62,15 +62,20 @@ def select_dimension(errors: np.ndarray) -> int:
 
 
 @nb.njit(cache=True)
-def loo_misclassified(A, rows, projections, targets, alloc, code, y_index, weights, block=32):
+def loo_misclassified(
+    A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset, block=32
+):
     """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
     PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
-    (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = sum_{k' < k} rows_ik' projections_k'l and
-    h_i(k) = sum_{k' < k} A_ik'^2; a pattern with 1 - h_i <= 1e-10 (interpolated) counts as an
-    error.  ``rows`` is A itself without sample weights; with them (the weighted least squares
-    in the basis of the weighted covariance, ``msvm.fast.kpca``) it is z(x_i) Gamma^-1/2, and
-    the formula is the weighted PRESS (h_i = s_i z_i Gamma^-1 z_i^T = ||A_i||^2).  Returns the
-    errors for each d (alloc's rows), pattern i counting ``weights[i]``.
+    (f_il(k) - h_i(k) y_il) / (1 - h_i(k)) with f_il(k) = offset_l + sum_{k' < k} rows_ik'
+    projections_k'l and h_i(k) = lever0_i + sum_{k' < k} A_ik'^2; a pattern with
+    1 - h_i <= 1e-10 (interpolated) counts as an error.  ``rows`` is A itself without sample
+    weights; with them (the weighted least squares in the basis of the weighted covariance,
+    ``msvm.fast.kpca``) it is z(x_i) Gamma^-1/2, and the formula is the weighted PRESS
+    (h_i = s_i z_i Gamma^-1 z_i^T = ||A_i||^2).  Without an intercept ``lever0`` and ``offset``
+    are 0; with one (``msvm.fast.mkpm``'s docstring) ``offset`` is the intercept (the weighted
+    mean of each code column) and ``lever0_i`` = s_i / sum_j s_j, the leverage of the intercept
+    column.  Returns the errors for each d (alloc's rows), pattern i counting ``weights[i]``.
 
     Consecutive allocations differ in few columns (two on average on digits), so the codeword
     products g . c_q are updated for the columns that moved only, and the nearest codeword
@@ -108,6 +113,10 @@ def loo_misclassified(A, rows, projections, targets, alloc, code, y_index, weigh
         B = min(block, N - start)
         lever = np.ascontiguousarray(A[start : start + B].T)  # (D, B)
         out = np.ascontiguousarray(rows[start : start + B].T)
+        for b in range(B):
+            h[0, b] = lever0[start + b]
+            for l in range(L):
+                f[0, l, b] = offset[l]
         for k in range(D):
             for b in range(B):
                 h[k + 1, b] = h[k, b] + lever[k, b] * lever[k, b]

@@ -28,6 +28,23 @@ whose values on the training points are K S^1/2 A_[d] Gamma_[d]^{-1/2} alpha, an
 solved as that weighted least-squares problem in cvxpy.  A pattern of weight 0 stays in the
 problem with no say in the basis or the risk (its rows of S^1/2 K S^1/2 are 0); the fast layer,
 which leaves such patterns out, must agree with it.
+
+With an intercept (``fit_intercept=True``; issue 19) every code column gets an unpenalised bias:
+the family is the kernel PCA of the centred features phi(x) - mu, mu = Phi s / sum_n s_n the
+(weighted) mean (s = 1 without weights), i.e. of the centred Gram matrix
+
+    K~ = H K H^T,  H = I - 1 s^T / sum_n s_n,   psi_d = Phi H^T S^1/2 a_d / sqrt(gamma_d)
+
+with (a_d, gamma_d) the eigenpairs of S^1/2 K~ S^1/2, and the fit of column l is
+
+    G*_l(d) = min_{f in S_d, b in R} sum_n s_n (<f, phi(x_n) - mu> + b - y_nl)^2 / sum_n s_n,
+
+f = Psi_[d] alpha, whose values on the training points are K~ S^1/2 A_[d] Gamma_[d]^-1/2 alpha
++ b: a least-squares problem in cvxpy over (alpha, b) (over b alone at d = 0).  A point's output
+is <f, phi(x) - mu> + b = k(x, X) H^T S^1/2 A_[d] Gamma_[d]^-1/2 alpha + b - <f, mu>, stored as
+expansion coefficients c and the intercept b - <f, mu> = b - s^T K c / sum_n s_n.  H is formed
+as a matrix here and b is a variable of the solver: nothing of the fast layer's closed form
+(b = the weighted mean of the column) is assumed.
 """
 
 from __future__ import annotations
@@ -75,35 +92,59 @@ def check_code(code, n_classes: int) -> np.ndarray:
     return code
 
 
-def risk_table(p: Problem, n_components: int | None = None, code=None, solver=DEFAULT_SOLVER):
-    """G*_l(d) for every code column l and d = 0..D (MKPM 13-14), by least squares in cvxpy;
-    weighted (``p.sample_weight``) as in the module docstring.
+def centring(s: np.ndarray) -> np.ndarray:
+    """H = I - 1 s^T / sum_n s_n: Phi H^T holds the centred features phi(x_n) - mu (mu = Phi s /
+    sum_n s_n), and H K H^T is their Gram matrix."""
+    return np.eye(s.size) - np.outer(np.ones(s.size), s) / s.sum()
 
-    Returns ``G`` of shape (L, D+1) and ``coefs`` of shape (L, D+1, N): the expansion coefficients
-    of each minimiser f (f(x) = k(x, X) coefs[l, d]).
+
+def risk_table(
+    p: Problem,
+    n_components: int | None = None,
+    code=None,
+    solver=DEFAULT_SOLVER,
+    fit_intercept: bool = False,
+):
+    """G*_l(d) for every code column l and d = 0..D (MKPM 13-14), by least squares in cvxpy;
+    weighted (``p.sample_weight``) and with an intercept (``fit_intercept``) as in the module
+    docstring.
+
+    Returns ``G`` of shape (L, D+1), ``coefs`` of shape (L, D+1, N) and ``intercepts`` of shape
+    (L, D+1): each minimiser is f(x) = k(x, X) coefs[l, d] + intercepts[l, d] (intercepts 0
+    without ``fit_intercept``).
     """
     import cvxpy as cp
 
     code = check_code(code, p.n_classes)
     targets = code[p.y_index]  # y_nl
     s = p.pattern_weights()
-    A, gamma = kpca_basis(p.K, n_components, p.sample_weight)
+    H = centring(s) if fit_intercept else np.eye(p.n_samples)
+    gram = H @ p.K @ H.T if fit_intercept else p.K  # the Gram matrix of the basis's features
+    A, gamma = kpca_basis(gram, n_components, p.sample_weight)
     N, D, L = p.n_samples, gamma.size, code.shape[1]
     G = np.empty((L, D + 1))
     coefs = np.zeros((L, D + 1, N))
-    G[:, 0] = s @ targets**2 / s.sum()  # S_0 = {0}
-    for l, d in itertools.product(range(L), range(1, D + 1)):
-        alpha = cp.Variable(d)
-        psi = np.sqrt(s)[:, None] * A[:, :d] / np.sqrt(gamma[:d])  # Psi_[d] = Phi psi
-        values = p.K @ psi @ alpha  # f(x_n) for f = Psi_[d] alpha
+    intercepts = np.zeros((L, D + 1))
+    if not fit_intercept:
+        G[:, 0] = s @ targets**2 / s.sum()  # S_0 = {0}
+    for l, d in itertools.product(range(L), range(0 if fit_intercept else 1, D + 1)):
+        psi = np.sqrt(s)[:, None] * A[:, :d] / np.sqrt(gamma[:d])  # Psi_[d] = Phi H^T psi
+        alpha = cp.Variable(d) if d else None
+        values = gram @ psi @ alpha if d else np.zeros(N)  # <f, phi(x_n) - mu> (- mu: centred)
+        if fit_intercept:
+            b = cp.Variable()
+            values = values + b
         if p.sample_weight is None:
             risk = cp.sum_squares(values - targets[:, l]) / N
         else:
             risk = cp.sum(cp.multiply(s, cp.square(values - targets[:, l]))) / s.sum()
         problem, _ = solve(cp.Minimize(risk), [], solver)
         G[l, d] = problem.value
-        coefs[l, d] = psi @ alpha.value
-    return G, coefs
+        if d:
+            coefs[l, d] = H.T @ psi @ alpha.value  # k(x, X) coefs = <f, phi(x)>
+        if fit_intercept:  # <f, phi(x) - mu> + b = k(x, X) coefs + (b - <f, mu>)
+            intercepts[l, d] = b.value - s @ p.K @ coefs[l, d] / s.sum()
+    return G, coefs, intercepts
 
 
 def allocations(n_columns: int, total: int):
@@ -142,12 +183,15 @@ class MKPMPath:
     allocation_path: np.ndarray  # (D+1, L), row d sums to d
     risk_path: np.ndarray  # Delta_L(d) = R(delta(d)), (D+1,)
     coefs: np.ndarray  # (L, D+1, N)
+    intercepts: np.ndarray  # (L, D+1), zeros without fit_intercept
+    fit_intercept: bool = False  # the basis centred and an intercept per column
 
     def outputs(self, X, d: int) -> np.ndarray:
         """f(x) = (f_1(x)..f_L(x)) of the predictor with total dimension d."""
         alloc = self.allocation_path[d]
         B = np.column_stack([self.coefs[l, dl] for l, dl in enumerate(alloc)])
-        return self.problem.kernel_to(X) @ B
+        b = np.array([self.intercepts[l, dl] for l, dl in enumerate(alloc)])
+        return self.problem.kernel_to(X) @ B + b
 
     def decision_function(self, X, d: int) -> np.ndarray:
         """Class scores -||f(x) - c_q||^2 (MKPM 8 with the Euclidean distance)."""
@@ -159,11 +203,17 @@ class MKPMPath:
 
 
 def regularisation_path(
-    p: Problem, n_components: int | None = None, code=None, solver=DEFAULT_SOLVER
+    p: Problem,
+    n_components: int | None = None,
+    code=None,
+    solver=DEFAULT_SOLVER,
+    fit_intercept: bool = False,
 ) -> MKPMPath:
-    """Allocations and risks for every total dimension d = 0..D, by enumeration (small L, D)."""
+    """Allocations and risks for every total dimension d = 0..D, by enumeration (small L, D);
+    ``fit_intercept``: an unpenalised intercept per code column in the centred basis (module
+    docstring)."""
     code = check_code(code, p.n_classes)
-    G, coefs = risk_table(p, n_components, code, solver)
+    G, coefs, intercepts = risk_table(p, n_components, code, solver, fit_intercept)
     D = G.shape[1] - 1
     solved = [brute_force(G, d) for d in range(D + 1)]
     return MKPMPath(
@@ -173,4 +223,6 @@ def regularisation_path(
         allocation_path=np.array([alloc for _, alloc in solved], dtype=np.int64),
         risk_path=np.array([risk for risk, _ in solved]),
         coefs=coefs,
+        intercepts=intercepts,
+        fit_intercept=fit_intercept,
     )

@@ -528,7 +528,7 @@ def mkpm_claims() -> list[Claim]:
     derived = (A / np.sqrt(gamma)).T @ p.K
     printed = (A * gamma**MKPM_PRINTED_EXPONENT).T
     y = np.where(p.y_index == 0, 1.0, -1.0)
-    table, _ = mkpm.risk_table(p, 8)
+    table, _, _ = mkpm.risk_table(p, 8)
     closed = (y @ y - np.cumsum(np.concatenate([[0.0], (A.T @ y) ** 2]))) / p.n_samples
     path = mkpm.regularisation_path(p, 8)
     alloc = path.allocation_path[8]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm.core import datasets, random_code
@@ -34,54 +37,67 @@ def test_dynamic_programme_equals_enumeration(G):
         assert sum(G[l, k] for l, k in enumerate(alloc[d])) == pytest.approx(risk[d], abs=1e-12)
 
 
-@pytest.fixture(scope="module")
-def small():
-    X, y = datasets.load("wine", n_samples=30)
-    return X, y, mkpm.regularisation_path(Problem(X, y, kernel="rbf"), n_components=10)
-
-
-def test_path_equals_the_reference(small):
-    X, y, ref = small
-    clf = MKPMClassifier(n_components=10, selection="train").fit(X, y)
-    np.testing.assert_allclose(clf.risk_table_, ref.risk_table, atol=1e-9)
-    np.testing.assert_allclose(clf.risk_path_, ref.risk_path, atol=1e-9)
-    outputs = clf.path_outputs(X)
-    for d in range(11):
-        np.testing.assert_allclose(outputs[:, d, :], ref.outputs(X, d), atol=1e-8)
-    assert np.all(np.diff(clf.risk_path_) <= 1e-12)  # training risk falls with d
-
-
-@pytest.fixture(scope="module")
-def small_weighted():
-    """wine-30 with real weights in [0.2, 3], four of them 0, and its enumerated path."""
-    X, y = datasets.load("wine", n_samples=30)
-    w = np.random.default_rng(3).uniform(0.2, 3.0, size=y.size)
-    w[[1, 7, 12, 20]] = 0.0
-    return X, y, w, mkpm.regularisation_path(Problem(X, y, kernel="rbf", sample_weight=w), 10)
-
-
-def test_weighted_path_equals_the_weighted_reference(small_weighted):
-    """The DP on the weighted kernel PCA (patterns of weight 0 left out) against enumeration
-    over cvxpy's weighted least squares in the reference's weighted basis (those patterns
-    kept, with no say): risks, and the outputs on every training point for every d."""
-    X, y, w, ref = small_weighted
-    clf = MKPMClassifier(n_components=10, selection="train").fit(X, y, sample_weight=w)
+def assert_path_equals_reference(clf, ref, X):
+    """The fast path against the enumerated one: risks, allocations, the outputs on every point
+    of X for every d, and the predictions at the selected d."""
     np.testing.assert_allclose(clf.risk_table_, ref.risk_table, rtol=0, atol=1e-9)
     np.testing.assert_allclose(clf.risk_path_, ref.risk_path, rtol=0, atol=1e-9)
     np.testing.assert_array_equal(clf.allocation_path_, ref.allocation_path)
     outputs = clf.path_outputs(X)
-    for d in range(11):
+    for d in range(ref.risk_path.size):
         np.testing.assert_allclose(outputs[:, d, :], ref.outputs(X, d), rtol=0, atol=1e-8)
     np.testing.assert_array_equal(clf.predict(X), ref.predict(X, clf.selected_dimension_))
+
+
+INTERCEPT = pytest.mark.parametrize("fit_intercept", [False, True], ids=["origin", "intercept"])
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["origin", "intercept"])
+def small(request):
+    """wine-30 and its enumerated path, without or with an intercept (the reference's cvxpy
+    fits over (alpha, b) in the centred basis)."""
+    X, y = datasets.load("wine", n_samples=30)
+    p = Problem(X, y, kernel="rbf")
+    return X, y, request.param, mkpm.regularisation_path(p, 10, fit_intercept=request.param)
+
+
+def test_path_equals_the_reference(small):
+    """The DP on the closed forms (41)-(42) (with fit_intercept: centred, the intercept the
+    column's mean) against enumeration over cvxpy's least squares."""
+    X, y, fit_intercept, ref = small
+    clf = MKPMClassifier(n_components=10, selection="train", fit_intercept=fit_intercept)
+    assert_path_equals_reference(clf.fit(X, y), ref, X)
+    assert np.all(np.diff(clf.risk_path_) <= 1e-12)  # training risk falls with d
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["origin", "intercept"])
+def small_weighted(request):
+    """wine-30 with real weights in [0.2, 3], four of them 0, and its enumerated path (without
+    or with an intercept)."""
+    X, y = datasets.load("wine", n_samples=30)
+    w = np.random.default_rng(3).uniform(0.2, 3.0, size=y.size)
+    w[[1, 7, 12, 20]] = 0.0
+    p = Problem(X, y, kernel="rbf", sample_weight=w)
+    return X, y, w, request.param, mkpm.regularisation_path(p, 10, fit_intercept=request.param)
+
+
+def test_weighted_path_equals_the_weighted_reference(small_weighted):
+    """The DP on the weighted kernel PCA (patterns of weight 0 left out; with fit_intercept
+    centred by the weighted mean) against enumeration over cvxpy's weighted least squares in
+    the reference's weighted basis (those patterns kept, with no say): risks, and the outputs
+    on every training point for every d."""
+    X, y, w, fit_intercept, ref = small_weighted
+    clf = MKPMClassifier(n_components=10, selection="train", fit_intercept=fit_intercept)
+    assert_path_equals_reference(clf.fit(X, y, sample_weight=w), ref, X)
     # the weights matter: the unweighted risks are other numbers
-    plain = MKPMClassifier(n_components=10, selection="train").fit(X, y)
-    assert np.abs(plain.risk_table_ - ref.risk_table).max() > 1e-2
+    plain = MKPMClassifier(n_components=10, selection="train", fit_intercept=fit_intercept)
+    assert np.abs(plain.fit(X, y).risk_table_ - ref.risk_table).max() > 1e-2
 
 
 def test_selected_dimension_predicts_like_the_path(small):
-    X, y, ref = small
-    clf = MKPMClassifier(n_components=10, selection="train").fit(X, y)
-    d = clf.selected_dimension_
+    X, y, fit_intercept, ref = small
+    clf = MKPMClassifier(n_components=10, selection="train", fit_intercept=fit_intercept)
+    d = clf.fit(X, y).selected_dimension_
     assert clf.selection_errors_[d] == clf.selection_errors_.min()
     np.testing.assert_array_equal(clf.predict(X), ref.predict(X, d))
 
@@ -101,24 +117,41 @@ def test_user_code_and_nystroem():
 
 
 @parametrize_with_checks(
-    [MKPMClassifier(random_state=0)], expected_failed_checks=expected_failed_checks
+    [MKPMClassifier(random_state=0), MKPMClassifier(fit_intercept=True, random_state=0)],
+    expected_failed_checks=expected_failed_checks,
 )
 def test_scikit_learn_compatible(estimator, check):
     check(estimator)
 
 
+@INTERCEPT
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("approximation", [None, "nystroem"])
-def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(approximation, weighted):
+def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(
+    approximation, weighted, fit_intercept
+):
     """selection="loo" (PRESS) against N least-squares refits per column and dimension, each
     without one pattern, in the same kernel-PCA features z(x) (MKPM 33-41); weighted, weighted
-    least-squares refits and the error rate sum_i s_i [wrong_i] / sum_i s_i."""
+    least-squares refits and the error rate sum_i s_i [wrong_i] / sum_i s_i.  The basis is fixed:
+    z is the fitted basis's scores of every training input (with ``fit_intercept`` the kernel
+    PCA of the features centred by the mean of every training input, the left-out one
+    included); each refit is the least squares on [z_1..z_k], with ``fit_intercept`` on
+    [1, z_1..z_k] (the intercept refitted, at k = 0 the mean of the others' targets)."""
     X, y = datasets.load("wine", n_samples=40)
     s = np.random.default_rng(4).uniform(0.2, 3.0, size=y.size) if weighted else np.ones(y.size)
     code = random_code(3, 5, random_state=1)
-    clf = MKPMClassifier(n_components=12, code=code, approximation=approximation, random_state=0)
+    clf = MKPMClassifier(
+        n_components=12,
+        code=code,
+        approximation=approximation,
+        fit_intercept=fit_intercept,
+        random_state=0,
+    )
     clf.fit(X, y, sample_weight=s if weighted else None)
     Z, y_index = clf._basis.scores(X), np.searchsorted(clf.classes_, y)
+    if fit_intercept:
+        Z = np.column_stack([np.ones(y.size), Z])
+    first = int(fit_intercept)  # the columns of Z every fit uses (the intercept's)
     targets = code[y_index]
     root = np.sqrt(s)[:, None]
     wrong = np.zeros(clf.allocation_path_.shape[0])
@@ -127,13 +160,137 @@ def test_leave_one_out_selection_equals_refits_in_the_fixed_basis(approximation,
         for d, alloc in enumerate(clf.allocation_path_):
             f = np.zeros(code.shape[1])
             for l, k in enumerate(alloc):
-                if k:
-                    design, target = root[rest] * Z[rest, :k], root[rest, 0] * targets[rest, l]
+                if k + first:
+                    columns = slice(0, k + first)
+                    design = root[rest] * Z[rest, columns]
+                    target = root[rest, 0] * targets[rest, l]
                     beta = np.linalg.lstsq(design, target, rcond=None)[0]
-                    f[l] = Z[i, :k] @ beta
+                    f[l] = Z[i, columns] @ beta
             wrong[d] += s[i] * (np.argmin(((f - code) ** 2).sum(axis=1)) != y_index[i])
     assert wrong.max() > wrong.min()  # the choice of d matters on this problem
     if weighted:  # sums of real weights, in another order
         np.testing.assert_allclose(clf.selection_errors_ * s.sum(), wrong, rtol=1e-12)
     else:
         np.testing.assert_array_equal(clf.selection_errors_ * y.size, wrong)
+
+
+# -- fit_intercept: the kernel PCA of the centred kernel and least squares with an intercept ----
+
+
+def centred_features(K, K_new, s, n):
+    """The top-n kernel-PCA features of the (weighted-)centred kernel, computed independently:
+    H = I - 1 s^T / sum(s) as a matrix, numpy's eigh of S^1/2 H K H^T S^1/2, the training
+    features H K H^T S^1/2 A Gamma^-1/2 and the new points' (K_new - 1 s^T K / sum(s)) H^T
+    S^1/2 A Gamma^-1/2 (kernel PCA's test centring, weighted)."""
+    N, total = s.size, s.sum()
+    H = np.eye(N) - np.outer(np.ones(N), s) / total
+    centred = H @ K @ H.T
+    root = np.sqrt(s)
+    gamma, A = np.linalg.eigh(root[:, None] * centred * root[None, :])
+    gamma, A = gamma[::-1][:n], A[:, ::-1][:, :n]
+    T = root[:, None] * A / np.sqrt(gamma)
+    new_centred = (K_new - np.outer(np.ones(K_new.shape[0]), s @ K / total)) @ H.T
+    return centred @ T, new_centred @ T
+
+
+def lstsq_with_intercept(Z, Z_new, targets, s):
+    """For every code column l and k = 0..n: numpy's weighted least squares on [1, Z[:, :k]].
+    Returns the risks sum_i s_i r_i^2 / sum(s) (L, n+1) and the fitted outputs on the training
+    and the new points, (N, n+1, L) and (N_new, n+1, L)."""
+    (N, n), L = Z.shape, targets.shape[1]
+    root = np.sqrt(s)
+    risk = np.empty((L, n + 1))
+    train, new = np.empty((N, n + 1, L)), np.empty((Z_new.shape[0], n + 1, L))
+    for l, k in itertools.product(range(L), range(n + 1)):
+        design = np.column_stack([np.ones(N), Z[:, :k]])
+        theta = np.linalg.lstsq(root[:, None] * design, root * targets[:, l], rcond=None)[0]
+        train[:, k, l] = design @ theta
+        new[:, k, l] = np.column_stack([np.ones(Z_new.shape[0]), Z_new[:, :k]]) @ theta
+        risk[l, k] = s @ (train[:, k, l] - targets[:, l]) ** 2 / s.sum()
+    return risk, train, new
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("approximation", [None, "nystroem"])
+def test_intercept_path_equals_lstsq_on_centred_kernel_pca_features(approximation, weighted):
+    """fit_intercept at every d of the path: the risk table and the outputs on training and new
+    points equal numpy's least squares with an intercept column on the top-k features of the
+    centred kernel (``centred_features``), k the allocation's d_l.  Nystroem (20 landmarks of
+    60): the same with the Nystroem kernel K_XL K_LL^+ K_LX in place of K -- the centred
+    landmark features are the Nystroem approximation of the centred kernel."""
+    X, y = datasets.load("wine", n_samples=60)
+    rng = np.random.default_rng(6)
+    X_new = rng.normal(size=(25, X.shape[1]))
+    s = rng.uniform(0.2, 3.0, size=y.size) if weighted else np.ones(y.size)
+    code = random_code(3, 5, random_state=2)
+    clf = MKPMClassifier(
+        n_components=15,
+        gamma=0.05,
+        code=code,
+        approximation=approximation,
+        n_landmarks=20,
+        selection="train",
+        fit_intercept=True,
+        random_state=0,
+    ).fit(X, y, sample_weight=s if weighted else None)
+    K, K_new = rbf_kernel(X, X, gamma=0.05), rbf_kernel(X_new, X, gamma=0.05)
+    if approximation:
+        landmarks = clf._basis.landmarks
+        inverse = np.linalg.pinv(rbf_kernel(landmarks, landmarks, gamma=0.05), hermitian=True)
+        to_landmarks = inverse @ rbf_kernel(landmarks, X, gamma=0.05)
+        K = rbf_kernel(X, landmarks, gamma=0.05) @ to_landmarks
+        K_new = rbf_kernel(X_new, landmarks, gamma=0.05) @ to_landmarks
+    targets = code[np.searchsorted(clf.classes_, y)]
+    Z, Z_new = centred_features(K, K_new, s, 15)
+    risk, train, new = lstsq_with_intercept(Z, Z_new, targets, s)
+    np.testing.assert_allclose(clf.risk_table_, risk, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(clf.intercept_, s @ targets / s.sum(), rtol=0, atol=1e-14)
+    columns = np.arange(code.shape[1])
+    for points, expected in ((X, train), (X_new, new)):
+        outputs = clf.path_outputs(points)
+        for d, alloc in enumerate(clf.allocation_path_):
+            np.testing.assert_allclose(outputs[:, d], expected[:, alloc, columns], atol=1e-8)
+    d = clf.selected_dimension_
+    scores = -((new[:, clf.allocation_path_[d], columns][:, None, :] - code) ** 2).sum(axis=2)
+    np.testing.assert_allclose(clf.decision_function(X_new), scores, rtol=0, atol=1e-8)
+    # the intercept matters here: the uncentred fit without one has other risks
+    plain = MKPMClassifier(n_components=15, gamma=0.05, code=code, selection="train")
+    plain.fit(X, y, sample_weight=s if weighted else None)
+    assert np.abs(plain.risk_table_ - clf.risk_table_).max() > 1e-2
+
+
+def test_intercept_guarantees_on_shifted_data():
+    """What least squares guarantees, on wine (standardised, 13 features) moved far from the
+    origin, linear kernel (rank 13):
+
+    - with fit_intercept the shift changes nothing (the centred linear kernel is translation
+      invariant): risks, path, leave-one-out errors and predictions are those of the unshifted
+      data; without it they change;
+    - at d = 0 the risk with an intercept (the column's variance) is at most the risk without
+      (the mean square);
+    - with all 13 components in a column the fit with an intercept is OLS on [1, X] and the one
+      without is OLS on X (numpy's lstsq), so the first is at most the second, and so is the
+      risk path at d = L 13.
+
+    Nothing is asserted in between: the two bases differ and neither risk bounds the other."""
+    X, y = datasets.load("wine")
+    shifted = X + 4.0
+    kw = dict(kernel="linear")
+    centred = MKPMClassifier(fit_intercept=True, **kw).fit(X, y)
+    moved = MKPMClassifier(fit_intercept=True, **kw).fit(shifted, y)
+    np.testing.assert_allclose(moved.risk_table_, centred.risk_table_, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(moved.allocation_path_, centred.allocation_path_)
+    np.testing.assert_array_equal(moved.selection_errors_, centred.selection_errors_)
+    np.testing.assert_array_equal(moved.predict(shifted), centred.predict(X))
+    origin = MKPMClassifier(**kw).fit(shifted, y)
+    assert np.abs(MKPMClassifier(**kw).fit(X, y).risk_table_ - origin.risk_table_).max() > 0.1
+    assert centred.risk_table_.shape == origin.risk_table_.shape == (3, 14)
+    targets = origin.code_[np.searchsorted(origin.classes_, y)]
+    with_one = np.column_stack([np.ones(y.size), shifted])
+    for fit, design in ((moved, with_one), (origin, shifted)):
+        residual = targets - design @ np.linalg.lstsq(design, targets, rcond=None)[0]
+        np.testing.assert_allclose(fit.risk_table_[:, 13], (residual**2).mean(axis=0), atol=1e-10)
+    assert np.all(moved.risk_table_[:, 0] <= origin.risk_table_[:, 0])
+    assert np.all(moved.risk_table_[:, 13] <= origin.risk_table_[:, 13])
+    assert moved.risk_path_[39] <= origin.risk_path_[39]
+    np.testing.assert_allclose(moved.risk_table_[:, 0], targets.var(axis=0), atol=1e-14)

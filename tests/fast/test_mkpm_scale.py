@@ -76,11 +76,16 @@ def test_randomized_solver_approximates_the_top_eigenpairs(spectrum):
     np.testing.assert_allclose(np.abs(np.einsum("ij,ij->j", A, V[:, :40])), 1.0, atol=1e-4)
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True], ids=["origin", "intercept"])
 @pytest.mark.parametrize("solver", ["arpack", "randomized"])
-def test_partial_solvers_predict_like_the_dense_one(digits, solver):
+def test_partial_solvers_predict_like_the_dense_one(digits, solver, fit_intercept):
+    """The partial solvers on K (or, with fit_intercept, on the centred H K H^T) against the
+    dense one."""
     X, y = digits
     Xtr, ytr, Xte = X[:450], y[:450], X[450:]
-    params = dict(approximation=None, max_column_dimension=40, random_state=0)
+    params = dict(
+        approximation=None, max_column_dimension=40, fit_intercept=fit_intercept, random_state=0
+    )
     dense = MKPMClassifier(eigen_solver="dense", **params).fit(Xtr, ytr)
     partial = MKPMClassifier(eigen_solver=solver, **params).fit(Xtr, ytr)
     assert dense.coef_.shape == partial.coef_.shape == (40, 10)
@@ -99,11 +104,16 @@ def test_partial_solvers_predict_like_the_dense_one(digits, solver):
     assert dense.score(Xte, y[450:]) > 0.85  # a non-trivial problem
 
 
-def test_nystroem_with_every_point_a_landmark_is_the_exact_path(digits):
+@pytest.mark.parametrize("fit_intercept", [False, True], ids=["origin", "intercept"])
+def test_nystroem_with_every_point_a_landmark_is_the_exact_path(digits, fit_intercept):
+    """With every training point a landmark the Nystroem features span the exact basis's; with
+    fit_intercept, centring them by their mean over the training points is the exact
+    centring."""
     X, y = digits
     Xtr, ytr, Xte = X[:300], y[:300], X[300:]
-    exact = MKPMClassifier(approximation=None, eigen_solver="dense", max_column_dimension=60)
-    nys = MKPMClassifier(approximation="nystroem", n_landmarks=300, max_column_dimension=60)
+    kw = dict(max_column_dimension=60, fit_intercept=fit_intercept)
+    exact = MKPMClassifier(approximation=None, eigen_solver="dense", **kw)
+    nys = MKPMClassifier(approximation="nystroem", n_landmarks=300, **kw)
     exact.fit(Xtr, ytr)
     nys.fit(Xtr, ytr)
     np.testing.assert_allclose(nys._basis.gamma, exact._basis.gamma, rtol=1e-8)

@@ -336,18 +336,24 @@ MKPM = dict(gamma=0.5, random_state=0)  # gamma fixed: "scale" would see duplica
 CODE = np.array([[1, 1, 1, 1], [-1, 1, -1, 1], [1, -1, -1, 1]], dtype=float)
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True], ids=["origin", "intercept"])
 @pytest.mark.parametrize("code", [None, CODE], ids=["one_vs_all", "code"])
 @pytest.mark.parametrize("n_components", [6, 12])
-def test_mkpm_integer_weights_equal_duplicated_rows(data, n_components, code):
+def test_mkpm_integer_weights_equal_duplicated_rows(data, n_components, code, fit_intercept):
     """(b) on the exact basis: the risk table, the whole path's outputs, the selected d (on the
-    training error, which counts copies as the weights do) and the decision values."""
+    training error, which counts copies as the weights do) and the decision values; with
+    fit_intercept also the intercepts (the weighted mean, the centring and the centred basis
+    are those of the repeated rows)."""
     X, y, w = data
     counts = w.astype(int)
-    kw = dict(MKPM, n_components=n_components, code=code, selection="train")
+    kw = dict(
+        MKPM, n_components=n_components, code=code, selection="train", fit_intercept=fit_intercept
+    )
     weighted = MKPMClassifier(**kw).fit(X, y, sample_weight=w)
     repeated = MKPMClassifier(**kw).fit(np.repeat(X, counts, axis=0), np.repeat(y, counts))
     np.testing.assert_allclose(weighted.risk_table_, repeated.risk_table_, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(weighted.allocation_path_, repeated.allocation_path_)
+    np.testing.assert_allclose(weighted.intercept_, repeated.intercept_, rtol=0, atol=1e-14)
     assert weighted.selected_dimension_ == repeated.selected_dimension_
     grid = np.random.default_rng(2).uniform(X.min(0), X.max(0), size=(50, 2))
     for points in (X, grid):
@@ -374,6 +380,9 @@ MKPM_PATHS = {
     "nystroem": {"approximation": "nystroem", "n_landmarks": 20},
     "randomized": {"eigen_solver": "randomized", "max_column_dimension": 8},
     "precomputed": {"kernel": "precomputed", "selection": "train"},
+    "loo-intercept": {"fit_intercept": True},
+    "nystroem-intercept": {"approximation": "nystroem", "n_landmarks": 20, "fit_intercept": True},
+    "precomputed-intercept": {"kernel": "precomputed", "selection": "train", "fit_intercept": True},
 }
 
 

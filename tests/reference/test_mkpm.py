@@ -14,39 +14,54 @@ from msvm.core import datasets, random_code
 from msvm.reference import Problem, mkpm
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["unweighted", "weighted"])
+@pytest.fixture(
+    scope="module",
+    params=itertools.product([False, True], [False, True]),
+    ids=["unweighted", "weighted", "unweighted-intercept", "weighted-intercept"],
+)
 def path(request):
-    """wine-30, unweighted or with real weights in [0.2, 3] (three of them 0)."""
+    """wine-30, unweighted or with real weights in [0.2, 3] (three of them 0), without or with
+    an intercept."""
+    weighted, fit_intercept = request.param
     X, y = datasets.load("wine", n_samples=30)
     w = None
-    if request.param:
+    if weighted:
         w = np.random.default_rng(5).uniform(0.2, 3.0, size=y.size)
         w[[0, 9, 17]] = 0.0
     p = Problem(X, y, kernel="rbf", sample_weight=w)
-    return mkpm.regularisation_path(p, n_components=10)
+    return mkpm.regularisation_path(p, n_components=10, fit_intercept=fit_intercept)
 
 
 def test_risk_table_against_closed_form_and_direct_least_squares(path):
     """G*_l(d) from cvxpy = MKPM (42) (with the 1/N of 13) = a direct lstsq over span(K A_[d]);
     weighted (s): (42) for the targets S^1/2 y over sum_i s_i, in the basis of S^1/2 K S^1/2, and
-    the lstsq of the rows scaled by sqrt(s_i) over span(K S^1/2 A_[d])."""
+    the lstsq of the rows scaled by sqrt(s_i) over span(K S^1/2 A_[d]).  With an intercept: K
+    is the centred H K H^T (H = I - 1 s^T / sum(s)), (42) is for the centred targets
+    y - (s^T y / sum(s)) 1, and the lstsq has a column of ones (the cvxpy intercept is free)."""
     p = path.problem
     s = p.pattern_weights()
     root = np.sqrt(s)
-    A, _ = mkpm.kpca_basis(p.K, 10, p.sample_weight)
-    targets = path.code[p.y_index]
     N = s.sum()
+    H = np.eye(s.size) - np.outer(np.ones(s.size), s) / N if path.fit_intercept else np.eye(s.size)
+    K = H @ p.K @ H.T
+    A, _ = mkpm.kpca_basis(K, 10, p.sample_weight)
+    targets = path.code[p.y_index]
     for l, d in itertools.product(range(targets.shape[1]), range(11)):
         y = root * targets[:, l]  # S^1/2 y_l
-        closed = (y @ y - np.sum((A[:, :d].T @ y) ** 2)) / N  # (42) / N
-        if d:
-            design = root[:, None] * (p.K @ (root[:, None] * A[:, :d]))
+        spread = y - path.fit_intercept * root * (s @ targets[:, l]) / N  # centred
+        closed = (spread @ spread - np.sum((A[:, :d].T @ spread) ** 2)) / N  # (42) / N
+        design = root[:, None] * (K @ (root[:, None] * A[:, :d]))
+        if path.fit_intercept:
+            design = np.column_stack([root, design])
+        if design.shape[1]:
             beta, *_ = np.linalg.lstsq(design, y, rcond=None)
             direct = np.sum((design @ beta - y) ** 2) / N
         else:
             direct = y @ y / N
         assert path.risk_table[l, d] == pytest.approx(closed, rel=1e-6, abs=1e-9)
         assert path.risk_table[l, d] == pytest.approx(direct, rel=1e-6, abs=1e-9)
+    if path.fit_intercept:  # at d = 0 every column predicts its weighted mean, on any point
+        np.testing.assert_allclose(path.outputs(p.X[:5], 0), np.tile(s @ targets / N, (5, 1)))
 
 
 def test_path_is_an_allocation_per_dimension_and_monotone(path):
@@ -60,13 +75,14 @@ def test_path_is_an_allocation_per_dimension_and_monotone(path):
 
 
 def test_predictors_fit_the_training_codes(path):
+    """The stored predictors (coefficients, and intercepts) reproduce the risk of every d."""
     p = path.problem
     s = p.pattern_weights()
-    D = path.risk_table.shape[1] - 1
-    F = path.outputs(p.X, D)
     targets = path.code[p.y_index]
-    risk = s @ ((F - targets) ** 2).sum(axis=1) / s.sum()
-    assert risk == pytest.approx(path.risk_path[D])
+    for d in range(path.risk_table.shape[1]):
+        F = path.outputs(p.X, d)
+        risk = s @ ((F - targets) ** 2).sum(axis=1) / s.sum()
+        assert risk == pytest.approx(path.risk_path[d], rel=1e-6, abs=1e-9)
 
 
 def test_any_code_matrix():

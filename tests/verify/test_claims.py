@@ -242,7 +242,7 @@ def test_mkpm_checks_respond_to_the_exponent_and_the_eigenvalues(monkeypatch):
 
 def test_mkpm_closed_risk_fails_against_a_wrong_table(monkeypatch):
     real = mkpm.risk_table
-    monkeypatch.setattr(mkpm, "risk_table", lambda *args: (real(*args)[0] * 1.01, real(*args)[1]))
+    monkeypatch.setattr(mkpm, "risk_table", lambda *args: (real(*args)[0] * 1.01, *real(*args)[1:]))
     assert {c.source: c.verdict for c in claims.mkpm_claims()}["MKPM (42)"] == "fails"
 
 
