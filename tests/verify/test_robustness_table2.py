@@ -1,0 +1,81 @@
+"""benchmarks/robustness_table2.py: merging study folders, paired rows, the kept preamble."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from msvm.verify.robustness import Task, TaskResult
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "robustness_table2.py"
+
+
+@pytest.fixture(scope="module")
+def table2():
+    spec = importlib.util.spec_from_file_location("robustness_table2", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_study(folder: Path, preprocessing: str, tasks: dict, Cs=(0.1, 2.6)):
+    """A study folder as ``msvm robustness`` leaves it; ``tasks`` maps Task -> accuracy row."""
+    (folder / "tasks").mkdir(parents=True)
+    config = {"preprocessing": preprocessing, "gammas": [5.0], "Cs": list(Cs), "seed": 0,
+              "tol": 1e-3, "realisations": 99}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps({"config": config}))
+    for task, accuracy in tasks.items():
+        result = TaskResult(task, np.array([accuracy], dtype=float), 1.0, 1, [])
+        (folder / "tasks" / task.filename).write_text(json.dumps(result.as_dict()))
+
+
+def test_folders_of_one_preprocessing_are_merged_not_overwritten(table2, tmp_path):
+    a, b = Task("iris", 50, 0, "inhibitory"), Task("iris", 50, 1, "inhibitory")
+    write_study(tmp_path / "s1", "standardise", {a: [0.9, 0.8]})
+    write_study(tmp_path / "s2", "standardise", {a: [0.9, 0.8], b: [0.7, 0.6]})
+    write_study(tmp_path / "n", "none", {a: [0.5, 0.5]})
+    (tmp_path / "LOG.md").write_text("a log beside the studies\n")
+    folders = [tmp_path / "s1", tmp_path / "n", tmp_path / "LOG.md", tmp_path / "s2"]
+    studies = table2.read_studies(folders)
+    assert list(studies) == ["none", "standardise"]  # the order of PREPROCESSING
+    merged = studies["standardise"][1][("iris", 50, "inhibitory")]
+    assert sorted(r.task.realisation for r in merged) == [0, 1]  # the shared task once
+
+
+def test_merging_refuses_disagreeing_tasks_and_grids(table2, tmp_path):
+    a = Task("iris", 50, 0, "inhibitory")
+    write_study(tmp_path / "s1", "standardise", {a: [0.9, 0.8]})
+    write_study(tmp_path / "s2", "standardise", {a: [0.1, 0.8]})
+    write_study(tmp_path / "s3", "standardise", {}, Cs=(0.1, 0.6))
+    with pytest.raises(ValueError, match="differs"):
+        table2.read_studies([tmp_path / "s1", tmp_path / "s2"])
+    with pytest.raises(ValueError, match="grid"):
+        table2.read_studies([tmp_path / "s1", tmp_path / "s3"])
+
+
+def test_rows_pair_machines_on_their_common_realisations(table2, tmp_path):
+    tasks = {
+        Task("iris", 50, r, "inhibitory"): [1.0, 1.0] if r < 2 else [0.0, 0.0] for r in (0, 1, 2)
+    }
+    tasks |= {Task("iris", 50, r, "one_vs_all"): [0.5, 0.5] for r in (0, 1)}
+    tasks |= {Task("iris", 100, r, "inhibitory"): [1.0, 1.0] for r in (0, 1, 2)}
+    write_study(tmp_path / "s", "standardise", tasks)
+    groups = table2.read_studies([tmp_path / "s"])["standardise"][1]
+    row = table2.summarise(groups, per_row=True)
+    # realisation 2 (inhibitory only) is left out of the row
+    assert row[("iris", 50, "inhibitory")][:2] == ((100.0, 100.0, 100.0), 2)
+    assert row[("iris", 100, "inhibitory")][1] == 3  # another row keeps its own count
+    assert table2.summarise(groups)[("iris", 50, "inhibitory")][1] == 3
+
+
+def test_the_hand_written_preamble_is_kept(table2, tmp_path):
+    out = tmp_path / "out.md"
+    assert table2.preamble(out) == ""
+    out.write_text("# Title\n\nWhat was run.\n\n## 1. Protocol: old\n\nold table\n")
+    assert table2.preamble(out) == "# Title\n\nWhat was run.\n\n"
+    out.write_text("no generated section\n")
+    assert table2.preamble(out) == ""
