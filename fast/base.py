@@ -202,9 +202,6 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return 0.0
 
     # -- fitting -------------------------------------------------------------------------------
-    def _fit_intercept(self) -> bool:
-        return bool(getattr(self, "fit_intercept", False))  # MultiPrototypeSVC has none
-
     def _initial_alpha(self, hi, C):
         """Zeros, or with ``warm_start`` the previous dual variables scaled by C / C_previous
         (alpha seeding along a C path), clipped to the new bounds ``hi`` (new weights too)."""
@@ -229,19 +226,19 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         L = self.classes_.size
         if self.solver != "dcd" and not self._single_variable_solvers:
             raise ValueError(f"solver={self.solver!r} is not available for {type(self).__name__}.")
-        if self._fit_intercept() and self.solver != "dcd":
+        if self.fit_intercept and self.solver != "dcd":
             raise ValueError(f"solver={self.solver!r} has no bias; use fit_intercept=False.")
         C = float(self.C)
         c = self._inhibition(L)
         lin0, free = self._dual_terms(y_index, L)
         hi = weighted_bounds(self._upper_bounds(C, free), weights)
         alpha = self._initial_alpha(hi, C) * free
-        reuse_bias = self._fit_intercept() and self.warm_start
+        reuse_bias = self.fit_intercept and self.warm_start
         previous = getattr(self, "intercept_", np.zeros(0))
         b = previous.copy() if reuse_bias and previous.shape == (L,) else np.zeros(L)
         self._selection = self._resolve_selection(c)
         linear = self.kernel == "linear" and self.solver == "dcd" and self._selection == "cyclic"
-        rho = self._bias_penalty(X, linear, C) if self._fit_intercept() else 0.0
+        rho = self._bias_penalty(X, linear, C) if self.fit_intercept else 0.0
         if linear:
             data = LinearData(X)
             S = state_coef(self._kind, alpha, y_index, c)
@@ -281,13 +278,13 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             F = outputs_of_state(U, self._kind, c, L) - rho * B.sum(axis=0)  # K B
         norm_sq = float(np.sum(Z * F))
-        if self._fit_intercept():  # the middle of the optimal biases where they are not unique
+        if self.fit_intercept:  # the middle of the optimal biases where they are not unique
             b = b + centre_bias(self._kind, c, alpha, hi, lin0, free, F + b, y_index)
             b = canonical_bias(self._kind, b)
         F = F + b
         self.dual_coef_ = alpha
         self._fitted_C = C
-        self.intercept_ = b if self._fit_intercept() else np.zeros(L)
+        self.intercept_ = b  # zeros without fit_intercept
         self.objective_, self.dual_objective_ = self._objectives(
             norm_sq, F, alpha, lin0, y_index, C
         )

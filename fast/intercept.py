@@ -91,7 +91,6 @@ def kkt_rows(kind, alpha, hi, lin, free, F, y_index):
         g_top, dg_top = g[rows, top][:, None], dg[rows, top][:, None, :]
         g = np.where(spent[:, None], g - g_top, g)  # spent: g_ij - g_ij* in place of g_ij
         dg = np.where(spent[:, None, None], dg - dg_top, dg)
-        upper = np.zeros_like(zero)
         inside = variable & ~zero
         inside[rows, top] &= ~spent  # j* of a spent pattern: g_ij* >= 0 instead
         r = [-g[zero], g_top[spent, 0]]

@@ -290,25 +290,17 @@ def split_source(source, parts: int):
     columns for each part."""
     data, indices, indptr, dense, sq_norms, params, scratch, cache = source[:8]
     if not is_lru(source):
-        return [_assemble(data, indices, indptr, dense, sq_norms, params, scratch.size, cache)
-                for _ in range(parts)]  # fmt: skip
-    per = cache.shape[0] // parts
-    if per < 2:
-        return None
-    slot_of, owner, last_used = source[8:11]
-    slot_of[:], owner[:], last_used[:] = -1, -1, 0
+        caches = [cache] * parts
+    else:
+        per = cache.shape[0] // parts
+        if per < 2:
+            return None
+        slot_of, owner, last_used = source[8:11]
+        slot_of[:], owner[:], last_used[:] = -1, -1, 0
+        caches = [cache[w * per : (w + 1) * per] for w in range(parts)]
     return [
-        _assemble(
-            data,
-            indices,
-            indptr,
-            dense,
-            sq_norms,
-            params,
-            scratch.size,
-            cache[w * per : (w + 1) * per],
-        )  # fmt: skip
-        for w in range(parts)
+        _assemble(data, indices, indptr, dense, sq_norms, params, scratch.size, part)
+        for part in caches
     ]
 
 

@@ -87,7 +87,7 @@ def test_the_bias_is_the_references(wine, label):
 
 
 @pytest.mark.parametrize("label", list(MACHINES))
-def test_a_bias_lowers_the_objective_and_meets_its_balance(wine, label):
+def test_a_bias_lowers_the_objective_and_enters_the_outputs(wine, label):
     X, y = wine
     Estimator, _, options = MACHINES[label]
     fit = dict(kernel="linear", C=1.0, tol=1e-6, max_iter=100_000, random_state=0, **options)
