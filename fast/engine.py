@@ -349,17 +349,19 @@ def add_column(U, col, offset, dB):
                 U[n, j] += (col[n] + offset) * b
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip_below, relax,
                  transfers):  # fmt: skip
     """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken).
 
     Each visit checks the pattern's active variables, sets aside those at a bound with the
     gradient pointing out (``patterns.shrink_variables``; the pattern itself when none is left),
-    and steps on the others -- with ``transfers``, by ``transfer_or_step``.  ``transfers`` is a
-    constant at every call site (the function is inlined), so each runner compiles one branch
-    only (``kernel_epochs``).  (The visit is written out here and in ``linear_epoch``: an inlined
-    helper returning its outcome made the linear epochs 25 % slower, measured.)
+    and steps on the others -- with ``transfers``, by ``transfer_or_step``.  (The visit is
+    written out here and in ``linear_epoch``: an inlined helper returning its outcome made the
+    linear epochs 25 % slower, measured.)  Not inlined into ``kernel_epochs``, and ``transfers``
+    a run-time flag: the body is compiled once, not once per value of a constant flag (with two
+    runners, with and without transfers, a cold first InhibitorySVC fit on iris compiled for
+    24.4 s; with one, 18.3 s; warm fits the same within the noise).
     """
     alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
     L = alpha.shape[1]
@@ -692,28 +694,23 @@ def shuffled(active, n_active):
 
 
 # The runners, one per kind of epoch: numba does not cache a function that takes another as an
-# argument (measured: a cache miss in every process), and the first fit must stay fast.  The
-# kernel path has two, without and with transfers, so that a run which ends before transfers
-# start (``TRANSFERS_FROM``; every small, well-conditioned fit) never compiles them: a cold first
-# InhibitorySVC fit on iris compiled for 24.7 s with both in one function.
-@nb.njit(cache=True, inline="always")
-def run_kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source, offset,
-                      U, dual, kind, c, shift, compact_at, transfers):  # fmt: skip
+# argument (measured: a cache miss in every process), and the first fit must stay fast.
+@nb.njit(cache=True)
+def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source, offset, U,
+                  dual, kind, c, shift, compact_at):  # fmt: skip
     """Up to ``n_epochs`` epochs of ``kernel_epoch`` over random permutations of the active set
     (numba's generator seeded with ``seed``, or continued for -1; ``at`` is shrink_at, ``floor``
-    the least step threshold); returns (epochs, converged, active count, steps).  The loop runs
-    in numba: in Python it cost ~15 us an epoch.  It returns early when at most ``compact_at``
-    patterns are left active and no re-check of every variable is due
-    (``DecompositionSolver._compact``; -1: never), and, without ``transfers``, when the run
-    reaches the epoch they start from."""
+    the least step threshold), with transfers from the schedule's epoch PAIRS on; returns
+    (epochs, converged, active count, steps).  The loop runs in numba: in Python it cost ~15 us
+    an epoch.  It returns early when at most ``compact_at`` patterns are left active and no
+    re-check of every variable is due (``DecompositionSolver._compact``; -1: never)."""
     if seed >= 0:
         np.random.seed(seed)  # noqa: NPY002 -- numba's own generator, seeded from random_state
     steps = 0
     for e in range(n_epochs):
-        if not transfers and schedule[EPOCH] >= schedule[PAIRS]:
-            return e, False, n_active, steps
         order = shuffled(active, n_active)
         skip, relax = schedule[SKIP], schedule[RELAX]
+        transfers = schedule[EPOCH] >= schedule[PAIRS]
         out = kernel_epoch(order, source, offset, U, dual, kind, c, shift, at, skip, relax,
                            transfers)  # fmt: skip
         schedule[EPOCH] += 1.0
@@ -728,28 +725,6 @@ def run_kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at
         if n_active <= compact_at and schedule[ALL_ACTIVE] == 0.0:
             return e + 1, False, n_active, steps
     return n_epochs, False, n_active, steps
-
-
-@nb.njit(cache=True)
-def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source, offset, U,
-                  dual, kind, c, shift, compact_at):  # fmt: skip
-    """``run_kernel_epochs`` without transfers, up to the epoch they start from."""
-    return run_kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source,
-                             offset, U, dual, kind, c, shift, compact_at, False)  # fmt: skip
-
-
-@nb.njit(cache=True)
-def kernel_epochs_transfers(n_epochs, seed, active, n_active, schedule, tol, floor, at, source,
-                            offset, U, dual, kind, c, shift, compact_at):  # fmt: skip
-    """``run_kernel_epochs`` with transfers."""
-    return run_kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source,
-                             offset, U, dual, kind, c, shift, compact_at, True)  # fmt: skip
-
-
-def kernel_runner(schedule):
-    """The runner for the next epochs of a run: with transfers once the run reached their
-    epoch."""
-    return kernel_epochs_transfers if schedule[EPOCH] >= schedule[PAIRS] else kernel_epochs
 
 
 @nb.njit(cache=True)
@@ -1047,7 +1022,7 @@ class DecompositionSolver:
         def epochs(n, seed, active, n_active, schedule, shrink_at):
             run = (n, seed, active, n_active, schedule, self.tol, self.skip_below, shrink_at)
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, compact_at)
-            return kernel_runner(schedule)(*run, *args)
+            return kernel_epochs(*run, *args)
 
         return self._run(epochs, N, KERNEL_PATH, compact=compact)
 

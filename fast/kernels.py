@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from msvm.core.kernels import kernel_matrix
+from msvm.fast.threads import blas_threads
 
 KERNEL_KIND = {"linear": 0, "rbf": 1, "poly": 2}
 KERNEL_NAME = {kind: name for name, kind in KERNEL_KIND.items()}
@@ -200,7 +200,7 @@ def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float) -
 
     starts = range(0, n, GRAM_BLOCK)
     threads = min(POOL_THREADS, nb.get_num_threads(), len(starts))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with blas_threads(1):
         if threads == 1:
             for start in starts:
                 fill(start)

@@ -30,9 +30,7 @@ from msvm.fast.engine import (
     WARM_KERNEL_PATH,
     add_column,
     epoch_limit,
-    exhausted,
     kernel_epochs,
-    kernel_epochs_transfers,
     new_schedule,
     step_budget,
 )
@@ -213,12 +211,8 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH, budget)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
         args = (schedule, tol, skip_below, 0.0, source, 0.0, U, fold, kind, c, shift, -1)
-        ran, converged, n_active, taken = kernel_epochs(max_iter, seed_i, active, N, *args)
+        _, converged, _, taken = kernel_epochs(max_iter, seed_i, active, N, *args)
         steps += taken
-        if not converged and ran < max_iter and not exhausted(schedule):  # transfers from here
-            out = kernel_epochs_transfers(max_iter - ran, -1, active, n_active, *args)
-            converged = out[1]
-            steps += out[3]
         unconverged += not converged
         fold_hi[i] = hi[i]
         predictions[i] = np.argmax(U[i, :L])

@@ -94,13 +94,13 @@ from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite, check_sample_weight
 from msvm.fast.base import support_counts, validate_training_data
 from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
 from msvm.fast.mkpm_path import capped_allocation_path, loo_misclassified, select_dimension
+from msvm.fast.threads import blas_threads
 
 NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training points than this
 NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
@@ -395,7 +395,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             top = min(COLUMN_START, limit) if landmarks is None else limit
         # one BLAS thread for eigenproblems up to SERIAL_UP_TO wide (msvm.fast.kpca)
         serial = (N if landmarks is None else landmarks) <= SERIAL_UP_TO
-        with threadpool_limits(limits=1, user_api="blas") if serial else nullcontext():
+        with blas_threads(1) if serial else nullcontext():
             self._fit_path(X, y_index, code, rng, top, landmarks, limit, weights)
         self._n_train = classes_of.size  # a precomputed kernel's rows k(x, X) have this width
         self.support_ = kept

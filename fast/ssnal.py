@@ -65,9 +65,9 @@ import time
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from msvm.fast.patterns import CS, LLW, SIGN, WW, output_shift, pattern_violation
+from msvm.fast.threads import blas_threads
 
 # Where the method runs (``applies``): dense rows, at least MIN_ROWS patterns, and a Newton
 # system of at most MAX_WEIGHTS unknowns (its O((d L)^3) solve must stay a small part of a pass).
@@ -418,7 +418,7 @@ class SemismoothALM:
         P = self.weights(alpha)
         anchor = alpha.copy()
         kkt = kkt_violation(self.kind, self.outputs(P), alpha, self.lin, self.hi, self.y_index)
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_threads(1):
             while self.outer_steps < OUTER_STEPS and kkt > self.tol:
                 self.outer_steps += 1
                 P_new, steps, face, solved = self.solve_step(P, anchor, sigma, alpha)

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
+import threading
 from contextlib import contextmanager
 
 import numba
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 
 def available_cores() -> int:
@@ -48,6 +50,25 @@ def resolve_n_jobs(n_jobs) -> int:
     return min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)
 
 
+# threadpoolctl's ``threadpool_limits`` finds the loaded BLAS libraries afresh on every call (about
+# 1 ms: it walks every shared object of the process), two calls a fit -- on glass that was half of a
+# 5 ms fit.  One controller serves every call instead; it is built again whenever a module was
+# imported since (a new BLAS arrives with a module, e.g. scipy.linalg's own OpenBLAS).
+_controller, _controller_modules = None, -1
+_controller_lock = threading.Lock()
+
+
+def blas_threads(limit: int):
+    """Context manager: BLAS on at most ``limit`` threads (``threadpool_limits(limit,
+    user_api="blas")``, through one cached controller)."""
+    global _controller, _controller_modules
+    with _controller_lock:
+        if _controller is None or _controller_modules != len(sys.modules):
+            _controller, _controller_modules = ThreadpoolController(), len(sys.modules)
+        controller = _controller
+    return controller.limit(limits=limit, user_api="blas")
+
+
 @contextmanager
 def fit_threads(n_jobs):
     """Run the body on ``resolve_n_jobs(n_jobs)`` threads (numba's and BLAS's), then restore."""
@@ -55,7 +76,7 @@ def fit_threads(n_jobs):
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        with threadpool_limits(limits=threads, user_api="blas"):
+        with blas_threads(threads):
             yield threads
     finally:
         numba.set_num_threads(previous)

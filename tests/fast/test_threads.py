@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numba
@@ -63,3 +64,34 @@ def test_one_vs_all_classes_on_threads_equal_one_thread(cache_size):
             for n_jobs in (1, 2)]  # fmt: skip
     np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
     assert fits[0].n_steps_ == fits[1].n_steps_ and fits[0].objective_ == fits[1].objective_
+
+
+def test_blas_threads_limits_every_blas_and_restores_it(monkeypatch):
+    """``blas_threads`` limits every BLAS the process has loaded, restores them on exit, and
+    finds the libraries again once a module was imported since its controller was built."""
+    from threadpoolctl import threadpool_info
+
+    from msvm.fast import threads
+
+    def blas_counts():
+        return sorted(
+            (lib["filepath"], lib["num_threads"])
+            for lib in threadpool_info()
+            if lib["user_api"] == "blas"
+        )
+
+    before = blas_counts()
+    assert before, "no BLAS library found"
+    with threads.blas_threads(1):
+        assert all(n == 1 for _, n in blas_counts())
+    assert blas_counts() == before
+    with threads.blas_threads(1):
+        pass
+    built = threads._controller
+    with threads.blas_threads(1):
+        pass
+    assert threads._controller is built  # no new import: the same controller
+    monkeypatch.setitem(sys.modules, "msvm_test_new_module", object())
+    with threads.blas_threads(1):
+        assert all(n == 1 for _, n in blas_counts())
+    assert threads._controller is not built
