@@ -228,7 +228,7 @@ def over_relax(kind, n, a_c, h_c, relax, d):
             d[limit] = to - a_c[limit]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work):
     """Solve the subproblem of pattern i's n active variables exactly, given pattern_check's
     compact g, a_c and h_c; leaves the step in ``work[6]`` and returns its exact dual gain."""
@@ -244,7 +244,7 @@ def pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work):
     return quadratic_gain(n, g, d, kdiag[i], ch, v)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
     """Take ``relax`` times the step that ``pattern_solve`` left in ``work[6]``
     (``over_relax``); the other variables stay where they are.  Leaves the change of row i of
@@ -359,9 +359,11 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     and steps on the others -- with ``transfers``, by ``transfer_or_step``.  (The visit is
     written out here and in ``linear_epoch``: an inlined helper returning its outcome made the
     linear epochs 25 % slower, measured.)  Not inlined into ``kernel_epochs``, and ``transfers``
-    a run-time flag: the body is compiled once, not once per value of a constant flag (with two
-    runners, with and without transfers, a cold first InhibitorySVC fit on iris compiled for
-    24.4 s; with one, 18.3 s; warm fits the same within the noise).
+    a run-time flag: the body is compiled once, not once per value of a constant flag; and
+    ``pattern_solve`` / ``pattern_move``, which ``transfer_or_step`` calls too, are compiled
+    once, not inlined into both (a step costs ~1 us, the call a few ns).  A cold first
+    InhibitorySVC fit on iris: 24.4 s with two runners, 18.3 s with one, 16.8 s with those two
+    functions shared; warm fits the same within the noise (benchmarks/NOTES.md, stop 21).
     """
     alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
     L = alpha.shape[1]
@@ -579,10 +581,13 @@ COMPACT_FRACTION, COMPACT_DEPTH = 0.5, 2.0
 # C) and pays off over a long run: runs allowed fewer than SEED_MIN_EPOCHS epochs start from 0.
 SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL, SEED_MIN_EPOCHS = 20_000, 0.1, 0.5, 100
 
-# A cold explicit-weights run on dense rows where ``ssnal.applies`` (at least ssnal.MIN_ROWS
-# patterns, d L small) starts from the semismooth Newton augmented Lagrangian method instead
-# (``DecompositionSolver._proximal_start``; benchmarks/NOTES.md, stop 18); tests switch it off to
-# compare the epochs alone.
+# A cold explicit-weights run on dense rows where ``ssnal.applies`` (d L small) starts from the
+# semismooth Newton augmented Lagrangian method instead (``DecompositionSolver.
+# _proximal_method``; benchmarks/NOTES.md, stops 18 and 21): the inhibitory and Lee-Lin-Wahba
+# machines always, WW and CS on at least ssnal.MIN_ROWS patterns; on fewer, the method takes
+# over from the epochs' iterate when ssnal.RESCUE_EPOCHS of them have not converged.  (Stop 21:
+# standardised digits, linear, C = 1, the epochs alone took 62 s for the inhibitory machine and
+# 48 s for LLW.)  Tests switch it off to compare the epochs alone.
 PROXIMAL_START = True
 
 # max_iter=-1 runs until converged, as libsvm's does, within libsvm's own guard against a run that
@@ -1103,29 +1108,34 @@ class DecompositionSolver:
         W[:] = np.asarray(data.X.T @ S)
         w0[:] = self.offset * S.sum(axis=0)
 
-    def _proximal_start(self, data: LinearData, alpha, W, w0):
-        """Start from the semismooth Newton augmented Lagrangian method (``msvm.fast.ssnal``):
-        alpha from its proximal steps, W and w0 to match; the epochs then check every variable."""
+    def _proximal_method(self, data: LinearData, alpha, W, w0):
+        """Run the semismooth Newton augmented Lagrangian method (``msvm.fast.ssnal``) from
+        alpha: alpha from its proximal steps, W and w0 to match; the epochs then check every
+        variable."""
         verbose = max(0, self.verbose - EPOCH_LINES + 1)  # its 1: a line per proximal step
         method = ssnal.SemismoothALM(self.kind, self.c, self.lin, self.hi, self.y_index,
                                      data.X, self.offset, self.tol, verbose)  # fmt: skip
         method.run(alpha)
-        self.proximal_steps = (method.outer_steps, method.newton_steps)
+        outer, newton = self.proximal_steps
+        self.proximal_steps = (outer + method.outer_steps, newton + method.newton_steps)
         S = state_coef(self.kind, alpha, self.y_index, self.c)
         W[:] = np.asarray(data.X.T @ S)
         w0[:] = self.offset * S.sum(axis=0)
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
-        ``w0 = offset 1^T [Z, Z 1]`` are updated.  A cold run (alpha = 0) on many dense patterns
-        starts from the semismooth Newton augmented Lagrangian method (``_proximal_start``,
-        where ``ssnal.applies``); otherwise, on many patterns of a box-constrained dual, from a
-        subsample's solution (``_seed``)."""
+        ``w0 = offset 1^T [Z, Z 1]`` are updated.  Where ``ssnal.applies`` the semismooth Newton
+        augmented Lagrangian method (``_proximal_method``) starts a cold run (alpha = 0) on at
+        least ``ssnal.min_rows`` patterns, and takes over a run on fewer whose first
+        ssnal.RESCUE_EPOCHS epochs have not converged; otherwise a cold run on many patterns of
+        a box-constrained dual starts from a subsample's solution (``_seed``)."""
         self._check_width(W.shape[1], sum_column=True)
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         width = data.X.shape[1] + (self.offset != 0.0)
-        if cold and PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width):
-            self._proximal_start(data, alpha, W, w0)
+        proximal = PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width)
+        if cold and proximal and alpha.shape[0] >= ssnal.min_rows(self.shift):
+            self._proximal_method(data, alpha, W, w0)
+            proximal = False  # done
         elif cold and self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS:
             self._seed(data, alpha, W, w0)
         dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset), partner_table(0))
@@ -1143,6 +1153,18 @@ class DecompositionSolver:
         def polish(patterns):
             return newton.step(alpha, patterns, Wt, w0)
 
-        if not FACE_NEWTON:
-            return self._run(epochs, alpha.shape[0], LINEAR_PATH)
-        return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)
+        def run():
+            if not FACE_NEWTON:
+                return self._run(epochs, alpha.shape[0], LINEAR_PATH)
+            return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)
+
+        if not proximal or self.epochs <= ssnal.RESCUE_EPOCHS:
+            return run()
+        limit, self.epochs, warn, self.warn = self.epochs, ssnal.RESCUE_EPOCHS, self.warn, False
+        first, worst = run()
+        self.epochs, self.warn = limit - first, warn
+        if worst <= self.tol:
+            return first, worst
+        self._proximal_method(data, alpha, W, w0)  # (the face Newton steps follow the face)
+        more, worst = run()
+        return first + more, worst

@@ -69,14 +69,32 @@ import scipy.sparse as sp
 from msvm.fast.patterns import CS, LLW, SIGN, WW, output_shift, pattern_violation
 from msvm.fast.threads import blas_threads
 
-# Where the method runs (``applies``): dense rows, at least MIN_ROWS patterns, and a Newton
-# system of at most MAX_WEIGHTS unknowns (its O((d L)^3) solve must stay a small part of a pass).
-MIN_ROWS, MAX_WEIGHTS = 5_000, 1_600
+# Where the method can run (``applies``): dense rows and a Newton system of at most MAX_WEIGHTS
+# unknowns (its O((d L)^3) solve must stay a small part of a pass).  When it runs
+# (``DecompositionSolver.solve_linear``): a cold run of the inhibitory or Lee-Lin-Wahba machine
+# always starts with it (their Newton system is solved exactly, ``newton_direction``); a cold
+# run of the other machines on at least MIN_ROWS patterns starts with it, and on fewer it takes
+# over when RESCUE_EPOCHS epochs have not converged (their epochs are cheap and
+# often enough: digits, 1 257 rows, 180 epochs in 0.1 s against 0.9-1.3 s with the method
+# first).  Measured in benchmarks/NOTES.md, stop 21.
+MIN_ROWS, MAX_WEIGHTS, RESCUE_EPOCHS = 5_000, 1_600, 200
+
+
+def min_rows(shift: float) -> int:
+    """The patterns from which a cold run starts with the method (above): any number for the
+    machines whose outputs sum to zero (M = I - s 11^T with s != 0, ``output_shift``: the
+    inhibitory machine and LLW), MIN_ROWS for the others (WW, CS, one-vs-all)."""
+    return 0 if shift != 0.0 else MIN_ROWS
+
+
 # sigma, in units of 1 / (mean kernel diagonal): the first, the factor between two outer steps,
 # and the largest.  (See benchmarks/NOTES.md, stop 18, for the measurements.)
 SIGMA_START, SIGMA_GROWTH, SIGMA_MAX, SIGMA_FLOOR = 1.0, 10.0, 1e5, 1e-2
-# sigma grows only after a proximal step that took at most FAST_STEP Newton steps
-FAST_STEP = 20
+# sigma grows only after a proximal step that took at most FAST_STEP Newton steps; after a step
+# that failed, sigma stays below the failed value until RETRY_AFTER fast steps in a row (far from
+# the optimum a large sigma fails where later it would not: standardised digits, inhibitory,
+# linear, failed at 1e2 in step 3 and crawled at 1e1 for the remaining 37 steps, KKT 0.13)
+FAST_STEP, RETRY_AFTER = 20, 3
 OUTER_STEPS, NEWTON_STEPS = 40, 40  # proximal steps in all, Newton steps per proximal step
 ARMIJO, HALVINGS = 1e-4, 40  # sufficient decrease of the line search; its halvings at most
 # A proximal step is solved when ||grad phi|| <= INNER_TOL (1 + ||P||), or when the line search
@@ -85,10 +103,10 @@ INNER_TOL, INNER_SLACK = 1e-6, 1e3
 
 
 def applies(kind, hi, X, n_columns) -> bool:
-    """Whether the method runs: a machine it knows, dense rows, enough patterns, a small Newton
-    system, and (Crammer-Singer) every upper bound 0 or the pattern's budget, as in
-    ``CrammerSingerSVC`` (MProt's prototypes have other bounds)."""
-    if kind not in (SIGN, LLW, WW, CS) or sp.issparse(X) or hi.shape[0] < MIN_ROWS:
+    """Whether the method can run: a machine it knows, dense rows, a small Newton system, and
+    (Crammer-Singer) every upper bound 0 or the pattern's budget, as in ``CrammerSingerSVC``
+    (MProt's prototypes have other bounds).  When it runs: ``min_rows`` and RESCUE_EPOCHS."""
+    if kind not in (SIGN, LLW, WW, CS) or sp.issparse(X):
         return False
     if n_columns * hi.shape[1] > MAX_WEIGHTS:
         return False
@@ -415,6 +433,7 @@ class SemismoothALM:
         sigma, the fewer proximal steps but the rougher phi: a pattern's projection jumps from
         vertex to vertex of P_i over gradient changes of 1 / sigma)."""
         sigma, top = SIGMA_START / self.scale, SIGMA_MAX / self.scale
+        at_cap = 0  # fast steps in a row at the cap ``top`` that a failed step set
         P = self.weights(alpha)
         anchor = alpha.copy()
         kkt = kkt_violation(self.kind, self.outputs(P), alpha, self.lin, self.hi, self.y_index)
@@ -447,5 +466,8 @@ class SemismoothALM:
                           f"{steps} Newton steps, face {face}, primal {primal:.6f}, dual "
                           f"{dual:.6f}, KKT {kkt:.3e}")  # fmt: skip
                 if steps <= FAST_STEP:
+                    at_cap = at_cap + 1 if sigma >= top else 0
+                    if at_cap >= RETRY_AFTER:  # the iterate moved on: try a larger sigma again
+                        top, at_cap = min(top * SIGMA_GROWTH, SIGMA_MAX / self.scale), 0
                     sigma = min(sigma * SIGMA_GROWTH, top)
         return kkt

@@ -135,8 +135,10 @@ def test_small_kernel_cache_gives_the_same_solution():
 def test_linear_path_dense_sparse_and_kernel_path_agree(Estimator, monkeypatch):
     # Without the Newton steps on the free face the dense and CSR epochs do the same arithmetic;
     # with them (BLAS for dense rows, scipy's sparse products for CSR) the paths part by rounding
-    # and tests/fast/test_face_newton.py compares what they reach.
+    # and tests/fast/test_face_newton.py compares what they reach.  Likewise the proximal start
+    # of dense rows (msvm.fast.ssnal; tests/fast/test_ssnal.py compares its optimum).
     monkeypatch.setattr(engine, "FACE_NEWTON", False)
+    monkeypatch.setattr(engine, "PROXIMAL_START", False)
     X, y = datasets.load("digits", n_samples=200)
     params = dict(kernel="linear", C=0.1, tol=1e-6, max_iter=100_000)
     dense = Estimator(random_state=0, **params).fit(X, y)
@@ -168,6 +170,7 @@ def test_jit_disabled_gives_the_same_answer(tmp_path):
         "from msvm.core import datasets\n"
         "from msvm.fast import engine\n"
         "engine.FACE_NEWTON = False  # the Newton steps amplify last-digit rounding differences\n"
+        "engine.PROXIMAL_START = False  # (those of msvm.fast.ssnal too)\n"
         "from msvm.fast import InhibitorySVC, WestonWatkinsSVC\n"
         "X, y = datasets.load('iris', n_samples=30)\n"
         "for E in (InhibitorySVC, WestonWatkinsSVC):\n"

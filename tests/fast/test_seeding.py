@@ -41,6 +41,7 @@ def fit(Machine, X, y, seeded, monkeypatch, **params):
 
     monkeypatch.setattr(engine.DecompositionSolver, "_seed", counted)
     monkeypatch.setattr(engine, "SEED_MIN_ROWS", 300 if seeded else 10**9)
+    monkeypatch.setattr(engine, "PROXIMAL_START", False)  # it goes before the seed where it runs
     params = dict(kernel="linear", C=0.5, tol=1e-6, max_iter=100_000, random_state=0) | params
     return Machine(**params).fit(X, y), calls
 

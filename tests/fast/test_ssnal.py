@@ -19,7 +19,7 @@ from msvm.fast import (
     engine,
     ssnal,
 )
-from msvm.fast.patterns import CS
+from msvm.fast.patterns import CS, LLW, SIGN, WW, output_shift
 from msvm.fast.ssnal import SemismoothALM, newton_blocks, project_budget
 from msvm.reference import FORMULATIONS, Problem
 
@@ -271,7 +271,9 @@ def test_a_step_that_fails_is_undone_and_the_epochs_finish(monkeypatch):
 
 
 def test_start_applies_only_where_it_can(monkeypatch):
-    """Sparse rows, too wide a Newton system, too few rows and MProt-like bounds: no start."""
+    """Sparse rows, too wide a Newton system and MProt-like bounds: no start; WW, CS and
+    one-vs-all start with it on ssnal.MIN_ROWS rows or more, the inhibitory machine and LLW
+    (outputs that sum to zero) on any number."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
@@ -280,7 +282,11 @@ def test_start_applies_only_where_it_can(monkeypatch):
     assert ssnal.applies(CS, hi, X, 5)
     assert not ssnal.applies(CS, hi, sp.csr_matrix(X), 5)
     assert not ssnal.applies(CS, hi, X, ssnal.MAX_WEIGHTS)
-    assert not ssnal.applies(CS, hi[:100], X[:100], 5)
+    assert ssnal.applies(CS, hi[:100], X[:100], 5)
+    shifts = {kind: output_shift(kind, c, 4) for kind, c in [(CS, 0), (WW, 0), (LLW, 0)]}
+    assert ssnal.min_rows(shifts[CS]) == ssnal.min_rows(shifts[WW]) == ssnal.MIN_ROWS > 100
+    assert ssnal.min_rows(output_shift(SIGN, 0.0, 4)) == ssnal.MIN_ROWS  # one-vs-all
+    assert ssnal.min_rows(output_shift(SIGN, 0.25, 4)) == ssnal.min_rows(shifts[LLW]) == 0
     odd = hi.copy()
     odd[:, 1] = 0.5
     assert not ssnal.applies(CS, odd, X, 5)
@@ -289,3 +295,34 @@ def test_start_applies_only_where_it_can(monkeypatch):
         model, runs = fit_with_start(CrammerSingerSVC, sp.csr_matrix(X[:300]),
                                      rng.integers(0, 4, 300), monkeypatch)  # fmt: skip
     assert not runs
+
+
+@pytest.mark.parametrize("Machine", [WestonWatkinsSVC, CrammerSingerSVC])
+def test_the_method_takes_over_epochs_that_do_not_converge(Machine, monkeypatch):
+    """Below MIN_ROWS, WW and CS start with the epochs; when RESCUE_EPOCHS of them have not
+    converged the method continues from their iterate, and the run ends at the optimum of the
+    epochs alone (no warning: the first epochs' limit is not the user's max_iter)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(600, n_features=8, n_informative=6, n_classes=4,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    monkeypatch.setattr(engine, "PROXIMAL_START", False)
+    alone = Machine(kernel="linear", tol=1e-6, random_state=0).fit(X, y)
+    assert alone.n_iter_ > 5
+    monkeypatch.setattr(engine, "PROXIMAL_START", True)
+    monkeypatch.setattr(ssnal, "RESCUE_EPOCHS", 5)
+    runs = []
+    original = ssnal.SemismoothALM.run
+
+    def run(self, alpha):
+        runs.append(alpha.any())  # a start from the epochs' iterate, not from 0
+        return original(self, alpha)
+
+    monkeypatch.setattr(ssnal.SemismoothALM, "run", run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = Machine(kernel="linear", tol=1e-6, random_state=0).fit(X, y)
+    assert runs == [True]
+    assert model.n_iter_ > 5
+    assert model.objective_ == pytest.approx(alone.objective_, rel=1e-6)
+    assert model.kkt_violation_ <= 1e-6
