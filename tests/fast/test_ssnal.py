@@ -326,3 +326,30 @@ def test_the_method_takes_over_epochs_that_do_not_converge(Machine, monkeypatch)
     assert model.n_iter_ > 5
     assert model.objective_ == pytest.approx(alone.objective_, rel=1e-6)
     assert model.kkt_violation_ <= 1e-6
+
+
+NEWTON_SYSTEMS = [(4, 3, 0.25, 2.0), (10, 7, 0.1, 1e3), (3, 5, 0.0, 0.5), (6, 4, 1 / 6, 1e-2)]
+
+
+@pytest.mark.parametrize(("L", "d", "beta", "sigma"), NEWTON_SYSTEMS)
+def test_block_diagonal_newton_solve_equals_the_dense_solve(L, d, beta, sigma):
+    """Woodbury's solve of (I + sigma R T R) for block-diagonal T (SIGN, LLW) against the dense
+    (L d) x (L d) system, some blocks zero (classes without a free variable)."""
+    from msvm.fast.ssnal import block_diagonal_solve
+
+    rng = np.random.default_rng(L)
+    T = np.zeros((L, L, d, d))
+    for j in range(L):
+        Q = rng.normal(size=(d, 2 * d))
+        T[j, j] = Q @ Q.T * (j % 3)
+    grad = rng.normal(size=(d, L))
+    R = np.eye(L) - beta
+    dense = np.zeros((L * d, L * d))
+    for a in range(L):
+        for b in range(L):
+            block = sum(R[a, k] * T[k, k] * R[k, b] for k in range(L))
+            dense[a * d : (a + 1) * d, b * d : (b + 1) * d] = block
+    H = np.eye(L * d) + sigma * dense
+    expected = np.linalg.solve(H, grad.T.ravel()).reshape(L, d).T
+    got = block_diagonal_solve(T, grad, sigma, beta)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
