@@ -71,6 +71,7 @@ from msvm.fast.patterns import (
     state_width,
 )
 from msvm.fast.separable import class_signs, solve_class
+from msvm.fast.threads import blas_threads
 from msvm.fast.transfer import (
     add_difference,
     apply_transfer,
@@ -1151,7 +1152,8 @@ class DecompositionSolver:
         newton = FaceNewton(*dual_terms, data.X, self.offset, damping)
 
         def polish(patterns):
-            return newton.step(alpha, patterns, Wt, w0)
+            with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
+                return newton.step(alpha, patterns, Wt, w0)
 
         def run():
             if not FACE_NEWTON:
