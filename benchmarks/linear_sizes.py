@@ -7,8 +7,9 @@ Data (features standardised): iris, wine, digits, and make_classification with 2
 informative, 5 classes, class_sep=3: "easy") at 1 000 and 2 500 rows, and with 50 features (30
 informative, 10 one-cluster classes: "overlapping") at 2 500 and 4 900 rows.  Each machine is
 fitted with kernel="linear", C = 1, tol = 1e-3 and default settings, once as it now runs (the
-inhibitory machine and LLW start with the proximal method at any size; WW, CS and one-vs-all
-below 5 000 rows run the epochs and hand over to the method after ssnal.RESCUE_EPOCHS of them)
+inhibitory machine and LLW start with the proximal method at any size; WW and one-vs-all below
+5 000 rows run the epochs and hand over to the method after ssnal.RESCUE_EPOCHS of them, CS runs
+its epochs alone)
 and once with the epochs alone (engine.PROXIMAL_START = False).  Reported: CPU seconds, epochs,
 final KKT violation, whether a ConvergenceWarning was raised, and the primal objectives of both
 runs (they solve the same problem: the relative difference is bounded by the tolerance).

@@ -585,10 +585,10 @@ SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL, SEED_MIN_EPOCHS = 20_000, 0.1, 0.5, 100
 # A cold explicit-weights run on dense rows where ``ssnal.applies`` (d L small) starts from the
 # semismooth Newton augmented Lagrangian method instead (``DecompositionSolver.
 # _proximal_method``; benchmarks/NOTES.md, stops 18 and 21): the inhibitory and Lee-Lin-Wahba
-# machines always, WW and CS on at least ssnal.MIN_ROWS patterns; on fewer, the method takes
-# over from the epochs' iterate when ssnal.RESCUE_EPOCHS of them have not converged.  (Stop 21:
-# standardised digits, linear, C = 1, the epochs alone took 62 s for the inhibitory machine and
-# 48 s for LLW.)  Tests switch it off to compare the epochs alone.
+# machines always, the others on at least ssnal.MIN_ROWS patterns; on fewer, the method takes
+# over from the epochs' iterate when ssnal.RESCUE_EPOCHS of them have not converged (WW and
+# one-vs-all; for CS that was 0.7-1.0x the epochs alone).  Tests switch it off to compare the
+# epochs alone.
 PROXIMAL_START = True
 
 # max_iter=-1 runs until converged, as libsvm's does, within libsvm's own guard against a run that
@@ -1128,8 +1128,9 @@ class DecompositionSolver:
         ``w0 = offset 1^T [Z, Z 1]`` are updated.  Where ``ssnal.applies`` the semismooth Newton
         augmented Lagrangian method (``_proximal_method``) starts a cold run (alpha = 0) on at
         least ``ssnal.min_rows`` patterns, and takes over a run on fewer whose first
-        ssnal.RESCUE_EPOCHS epochs have not converged; otherwise a cold run on many patterns of
-        a box-constrained dual starts from a subsample's solution (``_seed``)."""
+        ssnal.RESCUE_EPOCHS epochs have not converged (not Crammer-Singer's: there it did not
+        pay, benchmarks/NOTES.md stop 21); otherwise a cold run on many patterns of a
+        box-constrained dual starts from a subsample's solution (``_seed``)."""
         self._check_width(W.shape[1], sum_column=True)
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         width = data.X.shape[1] + (self.offset != 0.0)
@@ -1160,7 +1161,7 @@ class DecompositionSolver:
                 return self._run(epochs, alpha.shape[0], LINEAR_PATH)
             return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)
 
-        if not proximal or self.epochs <= ssnal.RESCUE_EPOCHS:
+        if not proximal or self.kind == CS or self.epochs <= ssnal.RESCUE_EPOCHS:
             return run()
         limit, self.epochs, warn, self.warn = self.epochs, ssnal.RESCUE_EPOCHS, self.warn, False
         first, worst = run()

@@ -74,9 +74,9 @@ from msvm.fast.threads import blas_threads
 # (``DecompositionSolver.solve_linear``): a cold run of the inhibitory or Lee-Lin-Wahba machine
 # always starts with it (their Newton system is solved exactly, ``newton_direction``); a cold
 # run of the other machines on at least MIN_ROWS patterns starts with it, and on fewer it takes
-# over when RESCUE_EPOCHS epochs have not converged (their epochs are cheap and
-# often enough: digits, 1 257 rows, 180 epochs in 0.1 s against 0.9-1.3 s with the method
-# first).  Measured in benchmarks/NOTES.md, stop 21.
+# over WW's and one-vs-all's epochs when RESCUE_EPOCHS of them have not converged (their epochs
+# are cheap and often enough: digits, 1 797 rows, 180 epochs in 0.1 s against 0.9-1.3 s with
+# the method first).  Measured in benchmarks/NOTES.md, stop 21.
 MIN_ROWS, MAX_WEIGHTS, RESCUE_EPOCHS = 5_000, 1_600, 200
 
 

@@ -297,11 +297,12 @@ def test_start_applies_only_where_it_can(monkeypatch):
     assert not runs
 
 
-@pytest.mark.parametrize("Machine", [WestonWatkinsSVC, CrammerSingerSVC])
+@pytest.mark.parametrize("Machine", [WestonWatkinsSVC, OneVsAllSVC, CrammerSingerSVC])
 def test_the_method_takes_over_epochs_that_do_not_converge(Machine, monkeypatch):
-    """Below MIN_ROWS, WW and CS start with the epochs; when RESCUE_EPOCHS of them have not
-    converged the method continues from their iterate, and the run ends at the optimum of the
-    epochs alone (no warning: the first epochs' limit is not the user's max_iter)."""
+    """Below MIN_ROWS, WW and one-vs-all start with the epochs; when RESCUE_EPOCHS of them have
+    not converged the method continues from their iterate, and the run ends at the optimum of
+    the epochs alone (no warning: the first epochs' limit is not the user's max_iter).  CS's
+    epochs run alone (the hand-over did not pay for it)."""
     from sklearn.datasets import make_classification
 
     X, y = make_classification(600, n_features=8, n_informative=6, n_classes=4,
@@ -322,7 +323,7 @@ def test_the_method_takes_over_epochs_that_do_not_converge(Machine, monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = Machine(kernel="linear", tol=1e-6, random_state=0).fit(X, y)
-    assert runs == [True]
+    assert runs == ([] if Machine is CrammerSingerSVC else [True])
     assert model.n_iter_ > 5
     assert model.objective_ == pytest.approx(alone.objective_, rel=1e-6)
     assert model.kkt_violation_ <= 1e-6
