@@ -20,7 +20,7 @@ data is the peer's time.  Writes benchmarks/results/linear_sizes.md.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
 import warnings
 from pathlib import Path
 
@@ -29,7 +29,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from msvm.fast import (
+sys.path.insert(0, str(Path(__file__).parent))
+from grid import cpu_fit  # noqa: E402
+
+from msvm.fast import (  # noqa: E402
     CrammerSingerSVC,
     InhibitorySVC,
     LeeLinWahbaSVC,
@@ -56,15 +59,6 @@ def data_sets():
         "overlapping 4900": make_classification(4900, **hard),
     }
     return {name: (StandardScaler().fit_transform(X), y) for name, (X, y) in sets.items()}
-
-
-def cpu_fit(model, X, y):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        start = time.process_time()
-        model.fit(X, y)
-        seconds = time.process_time() - start
-    return seconds, any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
 def run(alone: bool):
