@@ -155,6 +155,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         class: the least-squares fit (41) has no sparse dual, every such pattern's target
         enters beta.
 
+    Notes
+    -----
     Sample weights: ``fit(X, y, sample_weight=s)`` makes every empirical quantity of the fit
     weighted, as if pattern i were in the training set s_i times:
 
