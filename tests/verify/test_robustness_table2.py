@@ -79,3 +79,13 @@ def test_the_hand_written_preamble_is_kept(table2, tmp_path):
     assert table2.preamble(out) == "# Title\n\nWhat was run.\n\n"
     out.write_text("no generated section\n")
     assert table2.preamble(out) == ""
+
+
+def test_a_difference_of_one_realisation_has_no_se(table2):
+    assert table2.difference_note("inhibitory", 500, 70.0, 67.0, np.nan) == (
+        "inhibitory N_s=500 70.0 vs 67.0 (1 realisation, no se)"
+    )  # it read "(se nan" before
+    assert table2.difference_note("one_vs_all", 50, 70.0, 67.0, 2.0) == (
+        "one_vs_all N_s=50 70.0 vs 67.0 (se 2.0, noise)"
+    )
+    assert table2.difference_note("one_vs_all", 50, 70.0, 67.0, 1.0).endswith("(se 1.0)")
