@@ -1128,16 +1128,16 @@ class DecompositionSolver:
         ``w0 = offset 1^T [Z, Z 1]`` are updated.  Where ``ssnal.applies`` the semismooth Newton
         augmented Lagrangian method (``_proximal_method``) starts a cold run (alpha = 0) on at
         least ``ssnal.min_rows`` patterns, and takes over a run on fewer whose first
-        ssnal.RESCUE_EPOCHS epochs have not converged (not Crammer-Singer's: there it did not
-        pay, benchmarks/NOTES.md stop 21); otherwise a cold run on many patterns of a
-        box-constrained dual starts from a subsample's solution (``_seed``)."""
+        ssnal.RESCUE_EPOCHS epochs have not converged (``ssnal.takes_over``); otherwise a cold
+        run on many patterns of a box-constrained dual starts from a subsample's solution
+        (``_seed``)."""
         self._check_width(W.shape[1], sum_column=True)
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         width = data.X.shape[1] + (self.offset != 0.0)
         proximal = PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width)
-        if cold and proximal and alpha.shape[0] >= ssnal.min_rows(self.shift):
+        started = cold and proximal and alpha.shape[0] >= ssnal.min_rows(self.shift)
+        if started:
             self._proximal_method(data, alpha, W, w0)
-            proximal = False  # done
         elif cold and self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS:
             self._seed(data, alpha, W, w0)
         dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset), partner_table(0))
@@ -1161,13 +1161,15 @@ class DecompositionSolver:
                 return self._run(epochs, alpha.shape[0], LINEAR_PATH)
             return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)
 
-        if not proximal or self.kind == CS or self.epochs <= ssnal.RESCUE_EPOCHS:
+        hand_over = proximal and not started and ssnal.takes_over(self.kind)
+        if not hand_over or self.epochs <= ssnal.RESCUE_EPOCHS:
             return run()
         limit, self.epochs, warn, self.warn = self.epochs, ssnal.RESCUE_EPOCHS, self.warn, False
         first, worst = run()
         self.epochs, self.warn = limit - first, warn
-        if worst <= self.tol:
-            return first, worst
-        self._proximal_method(data, alpha, W, w0)  # (the face Newton steps follow the face)
-        more, worst = run()
-        return first + more, worst
+        if worst > self.tol:
+            self._proximal_method(data, alpha, W, w0)  # (the face Newton steps follow the face)
+            more, worst = run()
+            first += more
+        self.epochs = limit
+        return first, worst
