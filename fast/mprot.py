@@ -18,6 +18,9 @@ falls below E(t), the value of the new assignment at the previous dual variables
 assignment step the static problem is solved to ``tol``.  ``primal_path_`` holds E(t) for every
 step, then the final optimum: non-increasing for the greedy update (tested), and free to rise
 with the temperature when annealed.  The model kept is the one of least primal value.
+
+With a linear kernel the static problem is solved on explicit weights (``WeightsState``: the
+engine's explicit-weights path), otherwise on kernel columns (``KernelState``).
 """
 
 from __future__ import annotations
@@ -40,12 +43,12 @@ from msvm.fast.base import (
     support_counts,
     validate_training_data,
 )
-from msvm.fast.engine import DecompositionSolver, epoch_limit, step_budget
+from msvm.fast.engine import DecompositionSolver, LinearData, epoch_limit, step_budget
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.mprot_steps import ALL_PAIRS, BASIC, OPT_KKT, optimize_on_pattern, pattern_values
 from msvm.fast.patterns import CS, biased_terms, dual_vectors
-from msvm.fast.threads import with_fit_threads
+from msvm.fast.threads import blas_threads, with_fit_threads
 
 OPTIMIZERS = {"basic": BASIC, "all_pairs": ALL_PAIRS, "opt_kkt": OPT_KKT}
 CRITERIA = {"kkt": 0, "amg": 1, "bmg": 2}
@@ -57,6 +60,50 @@ def positive_slacks(F, y_index, proto_class):
     negative = proto_class[None, :] != y_index[:, None]
     theta = np.where(negative, F, -np.inf).max(axis=1)
     return np.where(negative, np.inf, np.maximum(0.0, theta[:, None] + 1.0 - F))
+
+
+class KernelState:
+    """The static problem on kernel columns: the engine's outputs U = (K + rho 11^T) Z."""
+
+    def __init__(self, source, alpha, rho, outputs_of):
+        self.source, self.alpha, self.offset = source, alpha, rho
+        self._outputs_of = outputs_of  # BaseMulticlassSVC._outputs
+        self.U = np.zeros(alpha.shape, order="F")
+
+    def outputs(self):
+        """(K + rho 11^T) B (B = Z for MProt's Crammer-Singer structure)."""
+        return self.U
+
+    def reset(self, assigned):
+        """The outputs recomputed after ``alpha`` changed outside the engine."""
+        self.U[:] = self._outputs_of(self.source, self.offset, self.alpha, assigned, 0.0)
+
+    def solve(self, solver):
+        return solver.solve_kernel(self.source, self.alpha, self.U)
+
+
+class WeightsState:
+    """The static problem on explicit weights for a kernel <x, y> + constant: W = X^T Z and
+    w0 = (constant + rho) 1^T Z, outputs X W + w0 (the engine's explicit-weights path; a pattern
+    step costs O(d L q) instead of a kernel column's O(N L q))."""
+
+    def __init__(self, X, constant, alpha, rho):
+        self.data, self.alpha, self.offset = LinearData(X), alpha, constant + rho
+        self.W = np.zeros((X.shape[1], alpha.shape[1]), order="F")
+        self.w0 = np.zeros(alpha.shape[1])
+
+    def outputs(self):
+        with blas_threads(1):  # a small product: OpenBLAS's threads wait for a busy core
+            return np.asarray(self.data.X @ self.W) + self.w0
+
+    def reset(self, assigned):
+        Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
+        with blas_threads(1):
+            self.W[:] = np.asarray(self.data.X.T @ Z)
+        self.w0[:] = self.offset * Z.sum(axis=0)
+
+    def solve(self, solver):
+        return solver.solve_linear(self.data, self.alpha, self.W, self.w0)
 
 
 class MultiPrototypeSVC(BaseMulticlassSVC):
@@ -81,7 +128,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         V_p > theta_V are optimised, theta_V the MEAN of V_p, 0.5 max_p V_p (MAX), or the first
         pass's largest V_p divided by log(t + e - 1) (our reading of logarithmic cooling).
     kernel, gamma, degree, coef0 : default "poly", 1.0, 1, 1.0
-        The paper's linear kernel <x, y> + 1.
+        The paper's linear kernel <x, y> + 1.  A linear kernel (``"linear"``, or ``"poly"`` of
+        degree 1 with coef0 >= 0) is solved on explicit weights, M = sqrt(gamma) X^T Z (a pattern
+        step costs O(d L q), not a kernel column's O(N L q)); any other on kernel columns.
     C, tol, max_iter, shrinking, cache_size, random_state, verbose, class_weight : as for
         CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, or the
         sweeps of MProt's optimisers; -1, the default, runs each until converged within
@@ -205,25 +254,20 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self._bounds = C * (np.ones(y_index.size) if weights is None else weights)
         rng = check_random_state(self.random_state)
         self.n_iter_ = 0
-        source = (
-            precomputed_source(X)
-            if self.kernel == "precomputed"
-            else column_source(
-                X, self.kernel, self._gamma, self.degree, self.coef0, self.cache_size
-            )
-        )
         proto_class = np.repeat(np.arange(L), q)
         negative = (proto_class[None, :] != y_index[:, None]).astype(float)
         assigned = y_index * q + rng.randint(q, size=y_index.size)  # pi(1), drawn at random
         alpha = np.zeros((y_index.size, L * q))
-        U = np.zeros(alpha.shape, order="F")  # (K + rho 11^T) B
+        static = self._static_problem(X, alpha)
+        self._weights_path = isinstance(static, WeightsState)
 
         def outputs():
-            """F = K B (+ b): the engine's U less its augmented-Lagrangian offset."""
+            """F = K B (+ b): the engine's outputs less their augmented-Lagrangian offset."""
+            F = static.outputs()
             if not self._rho:
-                return U
+                return F
             _, B = dual_vectors(CS, alpha, assigned, 0.0)
-            return U - self._rho * B.sum(axis=0)
+            return F - self._rho * B.sum(axis=0)
 
         def primal(loss_assignment=None):
             """1/2 ||M||^2 + C sum_i xi_i at the current model M, the slacks taken at the
@@ -238,7 +282,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         path, best = [energy], None
         for t in range(int(self.n_assignment_steps)):
             self._static_step(
-                source, alpha, U, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
+                static, alpha, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
             )
             new = self._new_assignment(
                 outputs() + self._bias, y_index, proto_class, assigned, C, t, rng
@@ -252,13 +296,13 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             if best is None or energy < best[0]:
                 best = (energy, assigned.copy(), self._bias.copy())
             alpha[changed] = 0.0  # restore the admissibility conditions (MProt §6.1)
-            U[:] = self._outputs(source, self._rho, alpha, assigned, 0.0)
+            static.reset(assigned)
         if best is not None and best[0] < energy - 1e-12:  # annealing wandered off: go back
             assigned = best[1]
             alpha[:] = 0.0
-            U[:] = 0.0
+            static.reset(assigned)
             self._bias[:] = best[2]
-        self._static_step(source, alpha, U, assigned, negative, C, rng)  # solved to tol
+        self._static_step(static, alpha, assigned, negative, C, rng)  # solved to tol
         if self.fit_intercept:  # the middle of the optimal biases where they are not unique
             hi = self._bounds[:, None] * negative
             F = outputs() + self._bias
@@ -272,9 +316,32 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self._fit_probability(X, y_index)
         return self
 
-    def _static_step(self, source, alpha, U, assigned, negative, C, rng, stop=None):
+    def _static_problem(self, X, alpha):
+        """The static problem's outputs: explicit weights for a linear kernel (``linear``, or
+        ``poly`` of degree 1 with coef0 >= 0: gamma <x, y> + coef0 is <sqrt(gamma) x, sqrt(gamma)
+        y> plus a constant, the engine's offset) with the engine's optimiser, else kernel columns.
+        """
+        linear = self.kernel == "linear" or (
+            self.kernel == "poly" and self.degree == 1 and self.coef0 >= 0.0
+        )
+        if linear and self.optimizer == "engine":
+            scale, constant = (1.0, 0.0) if self.kernel == "linear" else (self._gamma, self.coef0)
+            X = X * np.sqrt(scale) if scale != 1.0 else X
+            return WeightsState(X, constant, alpha, self._rho)
+        source = (
+            precomputed_source(X)
+            if self.kernel == "precomputed"
+            else column_source(
+                X, self.kernel, self._gamma, self.degree, self.coef0, self.cache_size
+            )
+        )
+        return KernelState(source, alpha, self._rho, self._outputs)
+
+    def _static_step(self, static, alpha, assigned, negative, C, rng, stop=None):
         if self.optimizer != "engine":
-            return self._paper_static_step(source, alpha, U, assigned, negative > 0, C, rng, stop)
+            return self._paper_static_step(
+                static.source, alpha, static.U, assigned, negative > 0, C, rng, stop
+            )
 
         def run(b):
             solver = DecompositionSolver(
@@ -287,11 +354,11 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 max_iter=self.max_iter,
                 shrinking=self.shrinking,
                 random_state=rng,
-                offset=self._rho,
+                offset=static.offset,
                 verbose=self.verbose,
                 stop=stop,
             )
-            iters, self.kkt_violation_ = solver.solve_kernel(source, alpha, U)
+            iters, self.kkt_violation_ = static.solve(solver)
             self.n_iter_ += iters
 
         self._bias = augmented_lagrangian(
