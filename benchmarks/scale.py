@@ -38,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fast_engine import synthetic_split  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-COLD = ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC:linear", "MKPMClassifier")
+COLD = ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC:linear", "MKPMClassifier",
+        "MultiPrototypeSVC")  # fmt: skip
 FIRST_FIT = """
 import sys, time
 t0 = time.perf_counter()

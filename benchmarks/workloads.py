@@ -43,6 +43,7 @@ from grid import cpu_fit  # noqa: E402
 RESULTS = Path(__file__).parent / "results"
 ESTIMATORS = (InhibitorySVC, LeeLinWahbaSVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC,
               SimplexSVC)  # fmt: skip
+NAMES = ("digits", "mnist", "large")
 
 
 def workload(name):
@@ -99,14 +100,27 @@ def main(argv):
         k = argv.index("--repeats")
         repeats = int(argv[k + 1])
         argv = argv[:k] + argv[k + 2 :]
-    lines = []
-    for name in argv or ["digits", "mnist", "large"]:
+    out = RESULTS / "workloads.md"
+    sections = previous_sections(out)
+    for name in argv or list(NAMES):
         default = 1 if name == "large" else 5
-        lines += run(name, repeats or default) + [""]
-    text = "\n".join(lines)
+        sections[name] = "\n".join(run(name, repeats or default))
+    text = "\n\n".join(sections[name] for name in NAMES if name in sections) + "\n"
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "workloads.md").write_text(text)
+    out.write_text(text)
     print(text, flush=True)
+
+
+def previous_sections(path):
+    """The workloads' tables already in ``path``, by name: a run of some keeps the others."""
+    if not path.exists():
+        return {}
+    sections = {}
+    for section in path.read_text().split("#### ")[1:]:
+        title = section.split(",")[0]
+        name = {"digits": "digits", "MNIST subset": "mnist", "make_classification": "large"}[title]
+        sections[name] = "#### " + section.strip()
+    return sections
 
 
 if __name__ == "__main__":
