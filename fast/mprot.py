@@ -29,13 +29,14 @@ import time
 import warnings
 from numbers import Integral, Real
 
+import numba as nb
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from msvm.core.objectives import canonical_objective, multi_prototype_loss
+from msvm.core.objectives import canonical_objective
 from msvm.core.validation import check_finite
 from msvm.fast.base import (
     BaseMulticlassSVC,
@@ -62,6 +63,26 @@ def positive_slacks(F, y_index, proto_class):
     return np.where(negative, np.inf, np.maximum(0.0, theta[:, None] + 1.0 - F))
 
 
+def prototype_sums(alpha, assigned):
+    """1^T Z, the sum of the patterns' Z_i = e_pi(i) sum_r alpha_i^r - alpha_i (MProt 11's
+    Crammer-Singer structure over prototypes), without forming Z."""
+    P = alpha.shape[1]
+    return np.bincount(assigned, weights=alpha.sum(axis=1), minlength=P) - alpha.sum(axis=0)
+
+
+@nb.njit(cache=True)
+def prototype_slacks(F, bias, target, proto_class, y_index, out):
+    """out_i = max(0, 1 + max_{r of another class} f_r(x_i) - f_target_i(x_i)), f = F_i + bias:
+    pattern i's slack in MProt (8) at the assignment ``target`` (``multi_prototype_loss``'s terms,
+    in one pass)."""
+    for i in range(F.shape[0]):
+        theta = -np.inf
+        for r in range(F.shape[1]):
+            if proto_class[r] != y_index[i]:
+                theta = max(theta, F[i, r] + bias[r])
+        out[i] = max(0.0, 1.0 + theta - (F[i, target[i]] + bias[target[i]]))
+
+
 class KernelState:
     """The static problem on kernel columns: the engine's outputs U = (K + rho 11^T) Z."""
 
@@ -70,9 +91,16 @@ class KernelState:
         self._outputs_of = outputs_of  # BaseMulticlassSVC._outputs
         self.U = np.zeros(alpha.shape, order="F")
 
-    def outputs(self):
-        """(K + rho 11^T) B (B = Z for MProt's Crammer-Singer structure)."""
-        return self.U
+    def outputs(self, assigned):
+        """F = K B (B = Z for MProt's Crammer-Singer structure): U less rho 1 (1^T Z)."""
+        if not self.offset:
+            return self.U
+        return self.U - self.offset * prototype_sums(self.alpha, assigned)
+
+    def norm_sq(self, assigned, F):
+        """||M||^2 = <Z, K Z> from the outputs F = K Z."""
+        Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
+        return float(np.sum(Z * F))
 
     def reset(self, assigned):
         """The outputs recomputed after ``alpha`` changed outside the engine."""
@@ -88,13 +116,21 @@ class WeightsState:
     step costs O(d L q) instead of a kernel column's O(N L q))."""
 
     def __init__(self, X, constant, alpha, rho):
-        self.data, self.alpha, self.offset = LinearData(X), alpha, constant + rho
+        self.data, self.alpha, self.constant = LinearData(X), alpha, constant
+        self.rho, self.offset = rho, constant + rho
         self.W = np.zeros((X.shape[1], alpha.shape[1]), order="F")
         self.w0 = np.zeros(alpha.shape[1])
 
-    def outputs(self):
+    def outputs(self, assigned):
+        """F = K Z = X W + constant 1 (1^T Z)."""
+        w0 = self.w0 - self.rho * prototype_sums(self.alpha, assigned) if self.rho else self.w0
         with blas_threads(1):  # a small product: OpenBLAS's threads wait for a busy core
-            return np.asarray(self.data.X @ self.W) + self.w0
+            return np.asarray(self.data.X @ self.W) + w0
+
+    def norm_sq(self, assigned, F):
+        """||M||^2 = <Z, K Z> = ||W||^2 + constant ||1^T Z||^2 (F is not needed)."""
+        sums = prototype_sums(self.alpha, assigned)
+        return float(np.sum(self.W * self.W) + self.constant * (sums @ sums))
 
     def reset(self, assigned):
         Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
@@ -261,22 +297,16 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         static = self._static_problem(X, alpha)
         self._weights_path = isinstance(static, WeightsState)
 
-        def outputs():
-            """F = K B (+ b): the engine's outputs less their augmented-Lagrangian offset."""
-            F = static.outputs()
-            if not self._rho:
-                return F
-            _, B = dual_vectors(CS, alpha, assigned, 0.0)
-            return F - self._rho * B.sum(axis=0)
+        slacks = np.empty(y_index.size)
 
         def primal(loss_assignment=None):
             """1/2 ||M||^2 + C sum_i xi_i at the current model M, the slacks taken at the
             current assignment or at ``loss_assignment`` (E(t+1) = P_pi(t+1)(alpha))."""
-            Z, _ = dual_vectors(CS, alpha, assigned, 0.0)
             target = assigned if loss_assignment is None else loss_assignment
-            F = outputs()
-            loss = multi_prototype_loss(F + self._bias, target, proto_class, y_index, weights)
-            return canonical_objective(float(np.sum(Z * F)), loss, C)
+            F = static.outputs(assigned)
+            prototype_slacks(F, self._bias, target, proto_class, y_index, slacks)
+            loss = float(slacks.sum() if weights is None else weights @ slacks)
+            return canonical_objective(static.norm_sq(assigned, F), loss, C)
 
         energy = primal()  # E(1) = P_pi(1)(0)
         path, best = [energy], None
@@ -285,7 +315,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 static, alpha, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
             )
             new = self._new_assignment(
-                outputs() + self._bias, y_index, proto_class, assigned, C, t, rng
+                static.outputs(assigned) + self._bias, y_index, proto_class, assigned, C, t, rng
             )
             changed = new != assigned
             if not changed.any() and self.assignment == "greedy":
@@ -305,7 +335,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self._static_step(static, alpha, assigned, negative, C, rng)  # solved to tol
         if self.fit_intercept:  # the middle of the optimal biases where they are not unique
             hi = self._bounds[:, None] * negative
-            F = outputs() + self._bias
+            F = static.outputs(assigned) + self._bias
             self._bias += centre_bias(CS, 0.0, alpha, hi, negative, negative, F, assigned)
             self._bias = canonical_bias(CS, self._bias)
         path.append(primal())

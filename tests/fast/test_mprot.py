@@ -11,8 +11,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm.core import datasets
+from msvm.core.objectives import multi_prototype_loss
 from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC
 from msvm.fast.base import expected_failed_checks
+from msvm.fast.mprot import prototype_slacks, prototype_sums
+from msvm.fast.patterns import CS, dual_vectors
 from msvm.reference import FORMULATIONS, Problem
 
 
@@ -81,6 +84,25 @@ def test_explicit_weights_anneal_as_the_kernel_path():
         assert all(f._weights_path == (kernel == "poly") for f in fits)
         final[name] = np.median([f.objective_ for f in fits])
     assert final["weights"] == pytest.approx(final["kernels"], rel=0.05)
+
+
+def test_primal_terms_in_one_pass_equal_the_definitions():
+    """The annealing's primal test on either path: the slacks of MProt (8) in one pass against
+    ``multi_prototype_loss``, 1^T Z without Z against ``dual_vectors``."""
+    rng = np.random.default_rng(0)
+    N, L, q = 40, 4, 3
+    proto_class, y = np.repeat(np.arange(L), q), rng.integers(0, L, N)
+    target = y * q + rng.integers(0, q, N)
+    F, bias = rng.normal(size=(N, L * q)), rng.normal(size=L * q)
+    slacks = np.empty(N)
+    prototype_slacks(F, bias, target, proto_class, y, slacks)
+    assert 0 < np.count_nonzero(slacks) < N  # some margins met, some violated
+    assert slacks.sum() == pytest.approx(
+        multi_prototype_loss(F + bias, target, proto_class, y), rel=1e-14
+    )
+    alpha = rng.random((N, L * q)) * (proto_class[None, :] != y[:, None])
+    Z, _ = dual_vectors(CS, alpha, target, 0.0)
+    np.testing.assert_allclose(prototype_sums(alpha, target), Z.sum(axis=0), atol=1e-12)
 
 
 def test_one_prototype_is_crammer_singer(wine):
