@@ -106,7 +106,8 @@ class KernelState:
         """The outputs recomputed after ``alpha`` changed outside the engine."""
         self.U[:] = self._outputs_of(self.source, self.offset, self.alpha, assigned, 0.0)
 
-    def solve(self, solver):
+    def solve(self, solver, restart=False):
+        """Run the engine from the current point (``restart`` is for the weights' path)."""
         return solver.solve_kernel(self.source, self.alpha, self.U)
 
 
@@ -138,7 +139,13 @@ class WeightsState:
             self.W[:] = np.asarray(self.data.X.T @ Z)
         self.w0[:] = self.offset * Z.sum(axis=0)
 
-    def solve(self, solver):
+    def solve(self, solver, restart=False):
+        """Run the engine; with ``restart``, from alpha = 0 where the proximal method then
+        starts (``proximal_start``): for the final static step it is faster than the epochs
+        from the annealing's last point (LETTER 5 000 rows, q = 3, C = 10: 25 s against 202 s).
+        """
+        if restart and solver.proximal_start(self.data):
+            self.alpha[:], self.W[:], self.w0[:] = 0.0, 0.0, 0.0
         return solver.solve_linear(self.data, self.alpha, self.W, self.w0)
 
 
@@ -373,6 +380,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 static.source, alpha, static.U, assigned, negative > 0, C, rng, stop
             )
 
+        first = [stop is None]  # the final static step: its first run may restart (solve)
+
         def run(b):
             solver = DecompositionSolver(
                 CS,
@@ -388,7 +397,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 verbose=self.verbose,
                 stop=stop,
             )
-            iters, self.kkt_violation_ = static.solve(solver)
+            iters, self.kkt_violation_ = static.solve(solver, restart=first[0])
+            first[0] = False
             self.n_iter_ += iters
 
         self._bias = augmented_lagrangian(

@@ -12,7 +12,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm.core import datasets
 from msvm.core.objectives import multi_prototype_loss
-from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC
+from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC, engine, ssnal
 from msvm.fast.base import expected_failed_checks
 from msvm.fast.mprot import prototype_slacks, prototype_sums
 from msvm.fast.patterns import CS, dual_vectors
@@ -84,6 +84,33 @@ def test_explicit_weights_anneal_as_the_kernel_path():
         assert all(f._weights_path == (kernel == "poly") for f in fits)
         final[name] = np.median([f.objective_ for f in fits])
     assert final["weights"] == pytest.approx(final["kernels"], rel=0.05)
+
+
+def test_final_static_step_restarts_with_the_proximal_method(monkeypatch):
+    """Where the proximal method starts a cold run (``ssnal.min_rows`` lowered to reach it on
+    wine), the final static step starts from alpha = 0 with it (greedy assignments: the last is
+    the best, so no restore of a best one empties alpha first), and only that step (the partial
+    steps, which a primal test ends, never run it): the same assignments as without it, and the
+    static optimum of MProt (11) at the final one."""
+    X, y = datasets.load("wine")
+    params = dict(n_prototypes=2, C=0.1, assignment="greedy", tol=1e-6, random_state=0)
+    plain = MultiPrototypeSVC(**params).fit(X, y)
+    calls = []
+    method = engine.DecompositionSolver._proximal_method
+    monkeypatch.setattr(ssnal, "MIN_ROWS", 0)
+    monkeypatch.setattr(
+        engine.DecompositionSolver,
+        "_proximal_method",
+        lambda self, *args: calls.append(self.stop) or method(self, *args),
+    )
+    restarted = MultiPrototypeSVC(**params).fit(X, y)
+    assert calls == [None]  # once, in the final step
+    np.testing.assert_array_equal(restarted.assignment_, plain.assignment_)
+    p = Problem(X, y, C=0.1, kernel="poly", gamma=1.0, degree=1, coef0=1.0)
+    within = restarted.assignment_ - p.y_index * 2
+    ref = FORMULATIONS["mprot_static"].dual(p, n_prototypes=2, assignment=within)
+    assert restarted.objective_ == pytest.approx(ref.objective, rel=1e-5)
+    assert plain.objective_ == pytest.approx(ref.objective, rel=1e-5)
 
 
 def test_primal_terms_in_one_pass_equal_the_definitions():
