@@ -1127,13 +1127,15 @@ class DecompositionSolver:
         width = data.X.shape[1] + (self.offset != 0.0)
         return PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width)
 
-    def proximal_start(self, data: LinearData) -> bool:
-        """Whether a cold run on ``data`` starts with the proximal method: where it applies, on
-        at least ``ssnal.min_rows`` patterns, and not in a run that a stop test ends early
+    def _may_start_proximal(self) -> bool:
+        """At least ``ssnal.min_rows`` patterns, and not a run that a stop test ends early
         (MProt's partial steps: the method runs to tol; LETTER, 5 000 rows: 25 s where the
         epochs met the test in 0.2 s)."""
-        enough = self.lin.shape[0] >= ssnal.min_rows(self.shift)
-        return enough and self.stop is None and self._proximal_applies(data)
+        return self.stop is None and self.lin.shape[0] >= ssnal.min_rows(self.shift)
+
+    def proximal_start(self, data: LinearData) -> bool:
+        """Whether a cold run on ``data`` starts with the proximal method."""
+        return self._may_start_proximal() and self._proximal_applies(data)
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
@@ -1146,7 +1148,7 @@ class DecompositionSolver:
         self._check_width(W.shape[1], sum_column=True)
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         proximal = self._proximal_applies(data)
-        started = cold and self.proximal_start(data)
+        started = cold and proximal and self._may_start_proximal()
         if started:
             self._proximal_method(data, alpha, W, w0)
         elif cold and self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS:

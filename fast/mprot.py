@@ -380,9 +380,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 static.source, alpha, static.U, assigned, negative > 0, C, rng, stop
             )
 
-        first = [stop is None]  # the final static step: its first run may restart (solve)
+        restart = stop is None  # the final static step: its first run may restart (solve)
 
         def run(b):
+            nonlocal restart
             solver = DecompositionSolver(
                 CS,
                 0.0,
@@ -397,8 +398,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 verbose=self.verbose,
                 stop=stop,
             )
-            iters, self.kkt_violation_ = static.solve(solver, restart=first[0])
-            first[0] = False
+            iters, self.kkt_violation_ = static.solve(solver, restart=restart)
+            restart = False
             self.n_iter_ += iters
 
         self._bias = augmented_lagrangian(
