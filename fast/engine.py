@@ -1142,7 +1142,7 @@ class DecompositionSolver:
         ``w0 = offset 1^T [Z, Z 1]`` are updated.  Where ``ssnal.applies`` the semismooth Newton
         augmented Lagrangian method (``_proximal_method``) starts a cold run (alpha = 0) on at
         least ``ssnal.min_rows`` patterns, and takes over a run on fewer whose first
-        ssnal.RESCUE_EPOCHS epochs have not converged (``ssnal.takes_over``); otherwise a cold
+        ssnal.RESCUE_EPOCHS epochs have not converged; otherwise a cold
         run on many patterns of a box-constrained dual starts from a subsample's solution
         (``_seed``)."""
         self._check_width(W.shape[1], sum_column=True)
@@ -1176,7 +1176,7 @@ class DecompositionSolver:
                 return self._run(epochs, alpha.shape[0], LINEAR_PATH)
             return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)
 
-        hand_over = proximal and not started and self.stop is None and ssnal.takes_over(self.kind)
+        hand_over = proximal and not started and self.stop is None
         if not hand_over or self.epochs <= ssnal.RESCUE_EPOCHS:
             return run()
         limit, self.epochs, warn, self.warn = self.epochs, ssnal.RESCUE_EPOCHS, self.warn, False
@@ -1184,6 +1184,7 @@ class DecompositionSolver:
         self.epochs, self.warn = limit - first, warn
         if worst > self.tol:
             self._proximal_method(data, alpha, W, w0)  # (the face Newton steps follow the face)
+            activate_all(self.hi, dual[5], dual[6])  # the epochs' shrinking is for the old alpha
             more, worst = run()
             first += more
         self.epochs = limit

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import nullcontext
 from numbers import Integral, Real
 
 import numba as nb
@@ -114,29 +115,29 @@ class KernelState:
 class WeightsState:
     """The static problem on explicit weights for a kernel <x, y> + constant: W = X^T Z and
     w0 = (constant + rho) 1^T Z, outputs X W + w0 (the engine's explicit-weights path; a pattern
-    step costs O(d L q) instead of a kernel column's O(N L q))."""
+    step costs O(d L q) instead of a kernel column's O(N L q)).  Its products are small: the fit
+    runs them on one BLAS thread (``MultiPrototypeSVC.fit``)."""
 
     def __init__(self, X, constant, alpha, rho):
         self.data, self.alpha, self.constant = LinearData(X), alpha, constant
         self.rho, self.offset = rho, constant + rho
         self.W = np.zeros((X.shape[1], alpha.shape[1]), order="F")
         self.w0 = np.zeros(alpha.shape[1])
+        # 1^T Z = w0 / offset, which the engine keeps (w0 = 0 where offset = 0)
+        self._sums_scale = 1.0 / self.offset if self.offset else 0.0
 
     def outputs(self, assigned):
-        """F = K Z = X W + constant 1 (1^T Z)."""
-        w0 = self.w0 - self.rho * prototype_sums(self.alpha, assigned) if self.rho else self.w0
-        with blas_threads(1):  # a small product: OpenBLAS's threads wait for a busy core
-            return np.asarray(self.data.X @ self.W) + w0
+        """F = K Z = X W + constant 1 (1^T Z), 1^T Z read from w0."""
+        return np.asarray(self.data.X @ self.W) + (self.constant * self._sums_scale) * self.w0
 
     def norm_sq(self, assigned, F):
         """||M||^2 = <Z, K Z> = ||W||^2 + constant ||1^T Z||^2 (F is not needed)."""
-        sums = prototype_sums(self.alpha, assigned)
-        return float(np.sum(self.W * self.W) + self.constant * (sums @ sums))
+        sums_sq = float(self.w0 @ self.w0) * self._sums_scale**2
+        return float(np.sum(self.W * self.W)) + self.constant * sums_sq
 
     def reset(self, assigned):
         Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
-        with blas_threads(1):
-            self.W[:] = np.asarray(self.data.X.T @ Z)
+        self.W[:] = np.asarray(self.data.X.T @ Z)
         self.w0[:] = self.offset * Z.sum(axis=0)
 
     def solve(self, solver, restart=False):
@@ -315,37 +316,40 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             loss = float(slacks.sum() if weights is None else weights @ slacks)
             return canonical_objective(static.norm_sq(assigned, F), loss, C)
 
-        energy = primal()  # E(1) = P_pi(1)(0)
-        path, best = [energy], None
-        for t in range(int(self.n_assignment_steps)):
-            self._static_step(
-                static, alpha, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
-            )
-            new = self._new_assignment(
-                static.outputs(assigned) + self._bias, y_index, proto_class, assigned, C, t, rng
-            )
-            changed = new != assigned
-            if not changed.any() and self.assignment == "greedy":
-                break
-            energy = primal(new)  # E(t+1) = P_pi(t+1)(alpha): same model, new assignment
-            assigned = new
-            path.append(energy)
-            if best is None or energy < best[0]:
-                best = (energy, assigned.copy(), self._bias.copy())
-            alpha[changed] = 0.0  # restore the admissibility conditions (MProt §6.1)
-            static.reset(assigned)
-        if best is not None and best[0] < energy - 1e-12:  # annealing wandered off: go back
-            assigned = best[1]
-            alpha[:] = 0.0
-            static.reset(assigned)
-            self._bias[:] = best[2]
-        self._static_step(static, alpha, assigned, negative, C, rng)  # solved to tol
-        if self.fit_intercept:  # the middle of the optimal biases where they are not unique
-            hi = self._bounds[:, None] * negative
-            F = static.outputs(assigned) + self._bias
-            self._bias += centre_bias(CS, 0.0, alpha, hi, negative, negative, F, assigned)
-            self._bias = canonical_bias(CS, self._bias)
-        path.append(primal())
+        # the weights path's products are small: one BLAS thread for the whole annealing (its
+        # primal test after every epoch would otherwise set the limit 15 000 times on iris)
+        with blas_threads(1) if self._weights_path else nullcontext():
+            energy = primal()  # E(1) = P_pi(1)(0)
+            path, best = [energy], None
+            for t in range(int(self.n_assignment_steps)):
+                self._static_step(
+                    static, alpha, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
+                )
+                new = self._new_assignment(
+                    static.outputs(assigned) + self._bias, y_index, proto_class, assigned, C, t, rng
+                )
+                changed = new != assigned
+                if not changed.any() and self.assignment == "greedy":
+                    break
+                energy = primal(new)  # E(t+1) = P_pi(t+1)(alpha): same model, new assignment
+                assigned = new
+                path.append(energy)
+                if best is None or energy < best[0]:
+                    best = (energy, assigned.copy(), self._bias.copy())
+                alpha[changed] = 0.0  # restore the admissibility conditions (MProt §6.1)
+                static.reset(assigned)
+            if best is not None and best[0] < energy - 1e-12:  # annealing wandered off: go back
+                assigned = best[1]
+                alpha[:] = 0.0
+                static.reset(assigned)
+                self._bias[:] = best[2]
+            self._static_step(static, alpha, assigned, negative, C, rng)  # solved to tol
+            if self.fit_intercept:  # the middle of the optimal biases where they are not unique
+                hi = self._bounds[:, None] * negative
+                F = static.outputs(assigned) + self._bias
+                self._bias += centre_bias(CS, 0.0, alpha, hi, negative, negative, F, assigned)
+                self._bias = canonical_bias(CS, self._bias)
+            path.append(primal())
         self.primal_path_ = np.array(path)
         self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
         self._y_index = y_index

@@ -74,9 +74,9 @@ from msvm.fast.threads import blas_threads
 # (``DecompositionSolver.solve_linear``): a cold run of the inhibitory or Lee-Lin-Wahba machine
 # always starts with it (their Newton system is solved exactly, ``newton_direction``); a cold
 # run of the other machines on at least MIN_ROWS patterns starts with it, and on fewer it takes
-# over WW's and one-vs-all's epochs when RESCUE_EPOCHS of them have not converged (their epochs
-# are cheap and often enough: digits, 1 797 rows, 180 epochs in 0.1 s against 0.9-1.3 s with
-# the method first).  Measured in benchmarks/NOTES.md, stop 21.
+# over their epochs when RESCUE_EPOCHS of them have not converged (their epochs are cheap and
+# often enough: digits, 1 797 rows, 180 epochs in 0.1 s against 0.9-1.3 s with the method
+# first).  Measured in benchmarks/NOTES.md, stops 21 and 23.
 MIN_ROWS, MAX_WEIGHTS, RESCUE_EPOCHS = 5_000, 1_600, 200
 
 
@@ -87,15 +87,17 @@ def min_rows(shift: float) -> int:
     return 0 if shift != 0.0 else MIN_ROWS
 
 
-def takes_over(kind) -> bool:
-    """Whether the method takes over epochs that RESCUE_EPOCHS did not converge (above): not
-    Crammer-Singer's, where it measured 0.7-1.0x the epochs alone."""
-    return kind != CS
-
-
 # sigma, in units of 1 / (mean kernel diagonal): the first, the factor between two outer steps,
-# and the largest.  (See benchmarks/NOTES.md, stop 18, for the measurements.)
+# the largest while the proximal steps make progress, and the least.  (See benchmarks/NOTES.md,
+# stop 18, for the measurements.)
 SIGMA_START, SIGMA_GROWTH, SIGMA_MAX, SIGMA_FLOOR = 1.0, 10.0, 1e5, 1e-2
+# Beyond SIGMA_MAX sigma grows only while a step at the cap cuts the KKT violation by less than
+# SLOW_PROGRESS, up to SIGMA_LIMIT.  The mean diagonal says nothing of the spread of X^T X's
+# eigenvalues: on badly scaled features (raw wine, proline ~1e3 beside ratios ~1) the steps at
+# 1e5 cut the violation by ~5 % each, the 40 steps ended at 0.06 and the epochs took 23 s;
+# with the cap raised, 0.03 s.  On well-scaled data the steps at 1e5 cut it 2-10x, and a larger
+# sigma there only costs failed Newton iterations (stop 23).
+SLOW_PROGRESS, SIGMA_LIMIT = 0.8, 1e12
 # sigma grows only after a proximal step that took at most FAST_STEP Newton steps; after a step
 # that failed, sigma stays below the failed value until RETRY_AFTER fast steps in a row (far from
 # the optimum a large sigma fails where later it would not: standardised digits, inhibitory,
@@ -466,11 +468,14 @@ class SemismoothALM:
         SIGMA_FLOOR; returns the KKT violation.
 
         sigma grows by SIGMA_GROWTH after a step whose Newton steps were few (at most
-        FAST_STEP), up to SIGMA_MAX; a step whose Newton iteration did not converge is undone
-        and sigma divided by SIGMA_GROWTH, and sigma never exceeds that value again (the larger
-        sigma, the fewer proximal steps but the rougher phi: a pattern's projection jumps from
-        vertex to vertex of P_i over gradient changes of 1 / sigma)."""
+        FAST_STEP), up to a ceiling, SIGMA_MAX, which itself grows by SIGMA_GROWTH (up to
+        SIGMA_LIMIT) after a step at the ceiling that cut the KKT violation by less than
+        SLOW_PROGRESS; a step whose Newton iteration did not converge is undone and sigma divided
+        by SIGMA_GROWTH, and sigma stays below the failed value until RETRY_AFTER fast steps in a
+        row (the larger sigma, the fewer proximal steps but the rougher phi: a pattern's
+        projection jumps from vertex to vertex of P_i over gradient changes of 1 / sigma)."""
         sigma, top = SIGMA_START / self.scale, SIGMA_MAX / self.scale
+        ceiling = top
         at_cap = 0  # fast steps in a row at the cap ``top`` that a failed step set
         P = self.weights(alpha)
         anchor = alpha.copy()
@@ -493,6 +498,7 @@ class SemismoothALM:
                 anchor[:] = alpha
                 P = self.weights(alpha)
                 F = self.outputs(P)
+                previous = kkt
                 kkt = kkt_violation(self.kind, F, alpha, self.lin, self.hi, self.y_index)
                 dual = self.dual(alpha, P)
                 primal = 0.5 * float(np.sum(P * P)) + loss_value(self.kind, F, self.lin, self.hi,
@@ -505,7 +511,9 @@ class SemismoothALM:
                           f"{dual:.6f}, KKT {kkt:.3e}")  # fmt: skip
                 if steps <= FAST_STEP:
                     at_cap = at_cap + 1 if sigma >= top else 0
-                    if at_cap >= RETRY_AFTER:  # the iterate moved on: try a larger sigma again
-                        top, at_cap = min(top * SIGMA_GROWTH, SIGMA_MAX / self.scale), 0
+                    if top < ceiling and at_cap >= RETRY_AFTER:  # the iterate moved on: try a
+                        top, at_cap = min(top * SIGMA_GROWTH, ceiling), 0  # larger sigma again
+                    elif sigma >= ceiling and kkt > SLOW_PROGRESS * previous:
+                        ceiling = top = min(ceiling * SIGMA_GROWTH, SIGMA_LIMIT / self.scale)
                     sigma = min(sigma * SIGMA_GROWTH, top)
         return kkt
