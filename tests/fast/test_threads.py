@@ -95,3 +95,31 @@ def test_blas_threads_limits_every_blas_and_restores_it(monkeypatch):
     with threads.blas_threads(1):
         assert all(n == 1 for _, n in blas_counts())
     assert threads._controller is not built
+
+
+def test_blas_threads_inside_the_same_limit_sets_nothing(monkeypatch):
+    """A ``blas_threads`` context inside one that holds the same limit does not call
+    threadpoolctl again (each call sets and restores every BLAS, ~35 us: MultiPrototypeSVC's
+    primal test after every epoch); another limit inside it does, and each exit restores what
+    its entry found."""
+    from threadpoolctl import threadpool_info
+
+    from msvm.fast import threads
+
+    def blas_counts():
+        return sorted(lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas")
+
+    before = blas_counts()
+    with threads.blas_threads(1):
+        calls = []
+        original = threads._controller.limit
+        monkeypatch.setattr(threads._controller, "limit", lambda **kw: calls.append(kw) or
+                            original(**kw))  # fmt: skip
+        with threads.blas_threads(1):
+            assert all(n == 1 for n in blas_counts())
+        assert calls == []
+        with threads.blas_threads(2):
+            pass
+        assert calls == [{"limits": 2, "user_api": "blas"}]
+        assert all(n == 1 for n in blas_counts())
+    assert blas_counts() == before
