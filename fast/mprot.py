@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from msvm.core.objectives import canonical_objective
 from msvm.core.validation import check_finite
@@ -82,6 +82,19 @@ def prototype_slacks(F, bias, target, proto_class, y_index, out):
             if proto_class[r] != y_index[i]:
                 theta = max(theta, F[i, r] + bias[r])
         out[i] = max(0.0, 1.0 + theta - (F[i, target[i]] + bias[target[i]]))
+
+
+class PartialStepEnd:
+    """The stop test of a partial static step, called after every epoch (sweep): the primal at
+    the current point below the energy E(t) of the assignment step before (MProt Figure 11), or
+    ``limit`` calls without it."""
+
+    def __init__(self, primal, energy, limit):
+        self.primal, self.energy, self.limit, self.calls = primal, energy, limit, 0
+
+    def __call__(self):
+        self.calls += 1
+        return self.calls >= self.limit or self.primal() < self.energy
 
 
 class KernelState:
@@ -162,6 +175,16 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         t_max, the number of assignment updates (each followed by a static optimisation).
     T0, tau : float, default=10.0 and 0.05
         The annealing schedule T(t) = T0 (1 - tau)^t (MProt §8).
+    partial_max_iter : int, default=2000
+        The epochs (sweeps of MProt's optimisers) a partial static step of the annealing may
+        take: it ends when the primal falls below E(t) (MProt Figure 11), converges, or runs
+        this many epochs, and the assignment step follows from wherever it ended (valid from
+        any alpha; no ConvergenceWarning).  -1 runs each until the test is met or it converges
+        (Figure 11 as printed; libsvm's step budget still applies).  Steps on scaled data take
+        tens to hundreds of epochs and never reach 2000; on badly scaled data they crawl (raw
+        wine: up to 5e5 epochs, 179 s a fit; raw LETTER 2000 rows: 237 s), where the limit
+        trades some of the annealing's descent for time (6 s, primal 6.69 against 3.46; 36 s,
+        989 against 891; benchmarks/NOTES.md, stop 24).
     optimizer : {"engine", "basic", "all_pairs", "opt_kkt"}, default="engine"
         The static-step solver: the decomposition engine (exact budget-constrained pattern step),
         or MProt's BasicOptimizeOnPattern, AllPairsOptimizeOnPattern, OptKKTOptimizeOnPattern.
@@ -178,7 +201,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     C, tol, max_iter, shrinking, cache_size, random_state, verbose, class_weight : as for
         CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, or the
         sweeps of MProt's optimisers; -1, the default, runs each until converged within
-        libsvm's step budget); ``random_state`` seeds the initial assignment, the annealing
+        libsvm's step budget; the annealing's partial steps end earlier, see
+        ``partial_max_iter``, and only the final step warns if it ends above tol);
+        ``random_state`` seeds the initial assignment, the annealing
         draws and the visiting order.  With ``fit``'s ``sample_weight``, pattern i's slack xi_i
         in (8) is weighted by s_i = sample_weight_i * class_weight[y_i], so its budget in (11)
         is C s_i and its annealing energy in (17) C s_i xi_i; only with ``optimizer="engine"``
@@ -216,6 +241,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         "n_prototypes": [Interval(Integral, 1, None, closed="left")],
         "assignment": [StrOptions({"annealed", "greedy"})],
         "n_assignment_steps": [Interval(Integral, 0, None, closed="left")],
+        "partial_max_iter": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         "T0": [Interval(Real, 0, None, closed="neither")],
         "tau": [Interval(Real, 0, 1, closed="neither")],
         "optimizer": [StrOptions({"engine", "basic", "all_pairs", "opt_kkt"})],
@@ -229,6 +255,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         n_prototypes=3,
         assignment="annealed",
         n_assignment_steps=150,
+        partial_max_iter=2000,
         T0=10.0,
         tau=0.05,
         optimizer="engine",
@@ -264,6 +291,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.n_prototypes = n_prototypes
         self.assignment = assignment
         self.n_assignment_steps = n_assignment_steps
+        self.partial_max_iter = partial_max_iter
         self.T0 = T0
         self.tau = tau
         self.optimizer = optimizer
@@ -320,11 +348,11 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         # primal test after every epoch would otherwise set the limit 15 000 times on iris)
         with blas_threads(1) if self._weights_path else nullcontext():
             energy = primal()  # E(1) = P_pi(1)(0)
+            partial = epoch_limit(self.partial_max_iter)
             path, best = [energy], None
             for t in range(int(self.n_assignment_steps)):
-                self._static_step(
-                    static, alpha, assigned, negative, C, rng, stop=lambda e=energy: primal() < e
-                )
+                stop = PartialStepEnd(primal, energy, partial)
+                self._static_step(static, alpha, assigned, negative, C, rng, stop=stop)
                 new = self._new_assignment(
                     static.outputs(assigned) + self._bias, y_index, proto_class, assigned, C, t, rng
                 )
@@ -402,6 +430,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 verbose=self.verbose,
                 stop=stop,
             )
+            solver.warn = stop is None  # a partial step need not converge: no warning
             iters, self.kkt_violation_ = static.solve(solver, restart=restart)
             restart = False
             self.n_iter_ += iters
@@ -448,7 +477,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         else:  # max_iter sweeps, each selecting and optimising: is the last one's result at tol?
             pattern_values(0, assigned, negative, U, alpha, C, kdiag, kkt, work)
             self.kkt_violation_ = kkt.max()
-        if self.kkt_violation_ > self.tol and (stop is None or not stop()):
+        if self.kkt_violation_ > self.tol and stop is None:  # a partial step need not converge
             why = (
                 f"max_iter=-1 spent its budget of {step_budget(-1, N):.0f} pattern steps"
                 if self.max_iter == -1
