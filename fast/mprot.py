@@ -97,6 +97,42 @@ class PartialStepEnd:
         return self.calls >= self.limit or self.primal() < self.energy
 
 
+@nb.njit(cache=True)
+def weights_primal_terms(rows, Wt, w0, constant, sums_scale, bias, target, proto_class, y_index,
+                         out):  # fmt: skip
+    """``prototype_slacks`` on explicit weights, F = X W + constant 1 (1^T Z) with 1^T Z =
+    sums_scale w0 formed row by row (no N x P product), and returns ||M||^2 = ||W||^2 +
+    constant ||1^T Z||^2 (``WeightsState``): the primal test after every epoch of a partial
+    static step in one pass (on iris 15 000 of them, 25 us each in numpy; NOTES, stop 24)."""
+    dense, data, indices, indptr = rows
+    P = Wt.shape[0]
+    share = constant * sums_scale
+    F = np.empty(P)
+    for i in range(out.size):
+        for r in range(P):
+            total = share * w0[r]
+            if dense.shape[0] > 0:
+                for f in range(dense.shape[1]):
+                    total += dense[i, f] * Wt[r, f]
+            else:
+                for q in range(indptr[i], indptr[i + 1]):
+                    total += data[q] * Wt[r, indices[q]]
+            F[r] = total + bias[r]
+        theta = -np.inf
+        for r in range(P):
+            if proto_class[r] != y_index[i]:
+                theta = max(theta, F[r])
+        out[i] = max(0.0, 1.0 + theta - F[target[i]])
+    norm_sq = 0.0
+    for r in range(P):
+        for f in range(Wt.shape[1]):
+            norm_sq += Wt[r, f] * Wt[r, f]
+    sums_sq = 0.0
+    for r in range(P):
+        sums_sq += w0[r] * w0[r]
+    return norm_sq + constant * sums_sq * sums_scale * sums_scale
+
+
 class KernelState:
     """The static problem on kernel columns: the engine's outputs U = (K + rho 11^T) Z."""
 
@@ -111,8 +147,10 @@ class KernelState:
             return self.U
         return self.U - self.offset * prototype_sums(self.alpha, assigned)
 
-    def norm_sq(self, assigned, F):
-        """||M||^2 = <Z, K Z> from the outputs F = K Z."""
+    def primal_terms(self, assigned, bias, target, proto_class, y_index, slacks):
+        """The slacks at ``target`` into ``slacks``; returns ||M||^2 = <Z, K Z>, F = K Z."""
+        F = self.outputs(assigned)
+        prototype_slacks(F, bias, target, proto_class, y_index, slacks)
         Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
         return float(np.sum(Z * F))
 
@@ -143,10 +181,11 @@ class WeightsState:
         """F = K Z = X W + constant 1 (1^T Z), 1^T Z read from w0."""
         return np.asarray(self.data.X @ self.W) + (self.constant * self._sums_scale) * self.w0
 
-    def norm_sq(self, assigned, F):
-        """||M||^2 = <Z, K Z> = ||W||^2 + constant ||1^T Z||^2 (F is not needed)."""
-        sums_sq = float(self.w0 @ self.w0) * self._sums_scale**2
-        return float(np.sum(self.W * self.W)) + self.constant * sums_sq
+    def primal_terms(self, assigned, bias, target, proto_class, y_index, slacks):
+        """As ``KernelState.primal_terms``: ||M||^2 = ||W||^2 + constant ||1^T Z||^2, in one
+        numba pass with the slacks (``weights_primal_terms``)."""
+        model = (self.data.rows, self.W.T, self.w0, self.constant, self._sums_scale)
+        return weights_primal_terms(*model, bias, target, proto_class, y_index, slacks)
 
     def reset(self, assigned):
         Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
@@ -339,10 +378,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             """1/2 ||M||^2 + C sum_i xi_i at the current model M, the slacks taken at the
             current assignment or at ``loss_assignment`` (E(t+1) = P_pi(t+1)(alpha))."""
             target = assigned if loss_assignment is None else loss_assignment
-            F = static.outputs(assigned)
-            prototype_slacks(F, self._bias, target, proto_class, y_index, slacks)
+            terms = (self._bias, target, proto_class, y_index, slacks)
+            norm_sq = static.primal_terms(assigned, *terms)
             loss = float(slacks.sum() if weights is None else weights @ slacks)
-            return canonical_objective(static.norm_sq(assigned, F), loss, C)
+            return canonical_objective(norm_sq, loss, C)
 
         # the weights path's products are small: one BLAS thread for the whole annealing (its
         # primal test after every epoch would otherwise set the limit 15 000 times on iris)

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -14,7 +15,8 @@ from msvm.core import datasets
 from msvm.core.objectives import multi_prototype_loss
 from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC, engine, ssnal
 from msvm.fast.base import expected_failed_checks
-from msvm.fast.mprot import prototype_slacks, prototype_sums
+from msvm.fast.engine import LinearData
+from msvm.fast.mprot import prototype_slacks, prototype_sums, weights_primal_terms
 from msvm.fast.patterns import CS, dual_vectors
 from msvm.reference import FORMULATIONS, Problem
 
@@ -130,6 +132,32 @@ def test_primal_terms_in_one_pass_equal_the_definitions():
     alpha = rng.random((N, L * q)) * (proto_class[None, :] != y[:, None])
     Z, _ = dual_vectors(CS, alpha, target, 0.0)
     np.testing.assert_allclose(prototype_sums(alpha, target), Z.sum(axis=0), atol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_primal_terms_on_explicit_weights_equal_the_kernel_forms(sparse):
+    """The weights path's primal test in one numba pass (``weights_primal_terms``): the slacks
+    at F = (X X^T + c 11^T) Z and ||M||^2 = <Z, (X X^T + c 11^T) Z>, from Z itself."""
+    rng = np.random.default_rng(1)
+    N, d, L, q, constant, offset = 50, 6, 3, 2, 0.7, 1.9
+    X = rng.normal(size=(N, d)) * (rng.random((N, d)) < 0.6)
+    proto_class, y = np.repeat(np.arange(L), q), rng.integers(0, L, N)
+    assigned, target = y * q + rng.integers(0, q, N), y * q + rng.integers(0, q, N)
+    alpha = rng.random((N, L * q)) * (proto_class[None, :] != y[:, None])
+    Z, _ = dual_vectors(CS, alpha, assigned, 0.0)
+    bias = rng.normal(size=L * q)
+    K = X @ X.T + constant
+    expected = np.empty(N)
+    prototype_slacks(K @ Z, bias, target, proto_class, y, expected)
+    assert 0 < np.count_nonzero(expected) < N
+    data = LinearData(scipy.sparse.csr_matrix(X) if sparse else X)
+    W, w0 = X.T @ Z, offset * Z.sum(axis=0)  # as the engine keeps them (offset = c + rho)
+    slacks = np.empty(N)
+    norm_sq = weights_primal_terms(
+        data.rows, W.T.copy(), w0, constant, 1.0 / offset, bias, target, proto_class, y, slacks
+    )
+    np.testing.assert_allclose(slacks, expected, rtol=1e-12, atol=1e-12)
+    assert norm_sq == pytest.approx(float(np.sum(Z * (K @ Z))), rel=1e-12)
 
 
 def test_one_prototype_is_crammer_singer(wine):
