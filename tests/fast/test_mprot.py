@@ -8,12 +8,13 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse
+from sklearn.datasets import load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm.core import datasets
 from msvm.core.objectives import multi_prototype_loss
-from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC, engine, ssnal
+from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC, engine, mprot, ssnal
 from msvm.fast.base import expected_failed_checks
 from msvm.fast.engine import LinearData
 from msvm.fast.mprot import prototype_slacks, prototype_sums, weights_primal_terms
@@ -249,3 +250,46 @@ def test_default_runs_until_converged_on_raw_iris():
         assert clf.kkt_violation_ <= clf.tol
     with pytest.warns(ConvergenceWarning, match="max_iter=150"):
         MultiPrototypeSVC(n_assignment_steps=3, max_iter=150, random_state=0).fit(X, y)
+
+
+def test_only_the_final_static_step_warns():
+    """A partial static step need not converge (Figure 11 ends it at a primal test): on raw wine
+    with max_iter=30 one ended at max_iter and warned as well as the final step (two warnings)."""
+    X, y = load_wine(return_X_y=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        MultiPrototypeSVC(n_assignment_steps=6, max_iter=30, random_state=0).fit(X, y)
+    assert ["max_iter=30 epochs" in str(w.message) for w in caught] == [True]
+
+
+@pytest.mark.parametrize("optimizer, max_iter", [("engine", -1), ("opt_kkt", 200)])
+def test_partial_steps_end_at_partial_max_iter(monkeypatch, optimizer, max_iter):
+    """On raw wine (features from 0.1 to 1 680) the partial static steps crawl: without a limit
+    some run past 40 epochs (sweeps) before Figure 11's test is met; with partial_max_iter=40
+    none runs further.  Only the final static step may warn (MProt's optimiser stops it at
+    max_iter=200 sweeps, to keep the test short)."""
+    X, y = load_wine(return_X_y=True)
+    calls = []
+
+    class Recorded(mprot.PartialStepEnd):
+        def __init__(self, *args):
+            super().__init__(*args)
+            calls.append(self)
+
+    monkeypatch.setattr(mprot, "PartialStepEnd", Recorded)
+    for limit in (-1, 40):
+        calls.clear()
+        clf = MultiPrototypeSVC(
+            n_assignment_steps=6,
+            partial_max_iter=limit,
+            optimizer=optimizer,
+            max_iter=max_iter,
+            random_state=0,
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf.fit(X, y)
+        longest = max(stop.calls for stop in calls)
+        assert longest > 40 if limit == -1 else longest == 40
+        assert len([w for w in caught if w.category is ConvergenceWarning]) <= 1
+    assert len(calls) == 6
