@@ -14,8 +14,9 @@ pattern step (``patterns.CS``).  Around it, the assignment is improved as in MPr
   may rise while T is high; the model kept is the one of least primal value found.
 
 As in Figure 11, each static optimisation (engine epochs, warm-started) runs only until the primal
-falls below E(t), the value of the new assignment at the previous dual variables; after the last
-assignment step the static problem is solved to ``tol``.  ``primal_path_`` holds E(t) for every
+falls below E(t), the value of the new assignment at the previous dual variables, or for at most
+``partial_max_iter`` epochs; after the last assignment step the static problem is solved to
+``tol``.  ``primal_path_`` holds E(t) for every
 step, then the final optimum: non-increasing for the greedy update (tested), and free to rise
 with the temperature when annealed.  The model kept is the one of least primal value.
 
@@ -294,9 +295,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         n_prototypes=3,
         assignment="annealed",
         n_assignment_steps=150,
-        partial_max_iter=2000,
         T0=10.0,
         tau=0.05,
+        partial_max_iter=2000,
         optimizer="engine",
         pattern_selection="bmg",
         threshold="mean",
@@ -383,8 +384,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             loss = float(slacks.sum() if weights is None else weights @ slacks)
             return canonical_objective(norm_sq, loss, C)
 
-        # the weights path's products are small: one BLAS thread for the whole annealing (its
-        # primal test after every epoch would otherwise set the limit 15 000 times on iris)
+        # the weights path's products are small (the outputs of each assignment step, the
+        # weights' rebuild): one BLAS thread for the whole annealing, set once
         with blas_threads(1) if self._weights_path else nullcontext():
             energy = primal()  # E(1) = P_pi(1)(0)
             partial = epoch_limit(self.partial_max_iter)
@@ -493,8 +494,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         for sweep in range(1, epoch_limit(self.max_iter) + 1):
             pattern_values(0, assigned, negative, U, alpha, C, kdiag, kkt, work)
             self.kkt_violation_ = kkt.max()
-            if self.kkt_violation_ <= self.tol or (stop is not None and stop()):
-                break
+            if self.kkt_violation_ <= self.tol or (stop is not None and sweep > 1 and stop()):
+                break  # (the stop test after every sweep, as the engine's after every epoch)
             pattern_values(criterion, assigned, negative, U, alpha, C, kdiag, values, work)
             first = values.max() if first is None else first
             if self.threshold == "mean":

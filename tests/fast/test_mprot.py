@@ -16,8 +16,7 @@ from msvm.core import datasets
 from msvm.core.objectives import multi_prototype_loss
 from msvm.fast import CrammerSingerSVC, MultiPrototypeSVC, engine, mprot, ssnal
 from msvm.fast.base import expected_failed_checks
-from msvm.fast.engine import LinearData
-from msvm.fast.mprot import prototype_slacks, prototype_sums, weights_primal_terms
+from msvm.fast.mprot import WeightsState, prototype_slacks, prototype_sums
 from msvm.fast.patterns import CS, dual_vectors
 from msvm.reference import FORMULATIONS, Problem
 
@@ -136,11 +135,13 @@ def test_primal_terms_in_one_pass_equal_the_definitions():
 
 
 @pytest.mark.parametrize("sparse", [False, True])
-def test_primal_terms_on_explicit_weights_equal_the_kernel_forms(sparse):
-    """The weights path's primal test in one numba pass (``weights_primal_terms``): the slacks
-    at F = (X X^T + c 11^T) Z and ||M||^2 = <Z, (X X^T + c 11^T) Z>, from Z itself."""
+@pytest.mark.parametrize("constant, rho", [(0.7, 1.2), (0.0, 0.0), (0.0, 0.4)])
+def test_primal_terms_on_explicit_weights_equal_the_kernel_forms(sparse, constant, rho):
+    """The weights path's primal test in one numba pass (``WeightsState.primal_terms``, the
+    engine's W and w0 = (c + rho) 1^T Z as ``reset`` builds them): the slacks at
+    F = (X X^T + c 11^T) Z and ||M||^2 = <Z, (X X^T + c 11^T) Z>, from Z itself."""
     rng = np.random.default_rng(1)
-    N, d, L, q, constant, offset = 50, 6, 3, 2, 0.7, 1.9
+    N, d, L, q = 50, 6, 3, 2
     X = rng.normal(size=(N, d)) * (rng.random((N, d)) < 0.6)
     proto_class, y = np.repeat(np.arange(L), q), rng.integers(0, L, N)
     assigned, target = y * q + rng.integers(0, q, N), y * q + rng.integers(0, q, N)
@@ -151,12 +152,10 @@ def test_primal_terms_on_explicit_weights_equal_the_kernel_forms(sparse):
     expected = np.empty(N)
     prototype_slacks(K @ Z, bias, target, proto_class, y, expected)
     assert 0 < np.count_nonzero(expected) < N
-    data = LinearData(scipy.sparse.csr_matrix(X) if sparse else X)
-    W, w0 = X.T @ Z, offset * Z.sum(axis=0)  # as the engine keeps them (offset = c + rho)
+    state = WeightsState(scipy.sparse.csr_matrix(X) if sparse else X, constant, alpha, rho)
+    state.reset(assigned)
     slacks = np.empty(N)
-    norm_sq = weights_primal_terms(
-        data.rows, W.T.copy(), w0, constant, 1.0 / offset, bias, target, proto_class, y, slacks
-    )
+    norm_sq = state.primal_terms(assigned, bias, target, proto_class, y, slacks)
     np.testing.assert_allclose(slacks, expected, rtol=1e-12, atol=1e-12)
     assert norm_sq == pytest.approx(float(np.sum(Z * (K @ Z))), rel=1e-12)
 
@@ -252,14 +251,20 @@ def test_default_runs_until_converged_on_raw_iris():
         MultiPrototypeSVC(n_assignment_steps=3, max_iter=150, random_state=0).fit(X, y)
 
 
-def test_only_the_final_static_step_warns():
+@pytest.mark.parametrize(
+    "optimizer, why", [("engine", "max_iter=30 epochs"), ("opt_kkt", "30 sweeps")]
+)
+def test_only_the_final_static_step_warns(optimizer, why):
     """A partial static step need not converge (Figure 11 ends it at a primal test): on raw wine
-    with max_iter=30 one ended at max_iter and warned as well as the final step (two warnings)."""
+    with max_iter=30 one ended at max_iter and warned as well as the final step (two warnings
+    with the engine)."""
     X, y = load_wine(return_X_y=True)
+    clf = MultiPrototypeSVC(n_assignment_steps=6, max_iter=30, optimizer=optimizer, random_state=0)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        MultiPrototypeSVC(n_assignment_steps=6, max_iter=30, random_state=0).fit(X, y)
-    assert ["max_iter=30 epochs" in str(w.message) for w in caught] == [True]
+        warnings.simplefilter("always", ConvergenceWarning)
+        clf.fit(X, y)
+    warned = [str(w.message) for w in caught if w.category is ConvergenceWarning]
+    assert [why in message for message in warned] == [True]
 
 
 @pytest.mark.parametrize("optimizer, max_iter", [("engine", -1), ("opt_kkt", 200)])
