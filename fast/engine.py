@@ -792,7 +792,8 @@ class DecompositionSolver:
     selection : "cyclic" (random permutations, with shrinking) or "greedy" (largest violation;
         for a dual that separates by class, ``msvm.fast.separable``'s class-by-class steps)
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
-    stop : callable or None, checked after every epoch; True ends the run (MProt Figure 11)
+    stop : callable or None, checked after every epoch of the cyclic selection; True ends the run
+        (MProt Figure 11; the greedy and class-separable runs do not call it)
     """
 
     def __init__(
