@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import subprocess
 import sys
 import time
@@ -181,3 +182,32 @@ def test_a_large_csv_is_read_once_and_quickly(tmp_path, monkeypatch):
     assert len(calls) == 2  # once per load
     assert np.array_equal(X_read, X) and np.array_equal(y_read.astype(int), y)
     assert min(seconds) < 1.0
+
+
+def test_compile_fills_the_cache_a_later_first_fit_reads(tmp_path):
+    """``msvm compile`` in one process, a first fit in another: with the cache the command wrote,
+    the fit compiles nothing (numba writes no file: every function it needs was a cache hit)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "msvm", "compile", "--estimators", "OneVsAllSVC"]
+    subprocess.run([*command, "--kernels", "linear"], env=env, check=True, capture_output=True)
+    written = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    assert any(p.name.startswith("engine.linear_epochs") for p in written)
+    fit = (
+        "from sklearn.datasets import load_iris; from msvm.fast import OneVsAllSVC; "
+        "OneVsAllSVC(kernel='linear').fit(*load_iris(return_X_y=True))"
+    )
+    subprocess.run([sys.executable, "-c", fit], env=env, check=True)
+    after = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == written
+
+
+def test_compile_covers_every_classifier():
+    from sklearn.base import ClassifierMixin
+
+    import msvm.fast
+    from msvm.verify.cli import COMPILED
+
+    exported = (getattr(msvm.fast, name) for name in msvm.fast.__all__)
+    classifiers = {c.__name__ for c in exported if isinstance(c, type)}
+    classifiers = {n for n in classifiers if issubclass(getattr(msvm.fast, n), ClassifierMixin)}
+    assert set(COMPILED) == classifiers - {"LeaveOneOutSearchCV"}
