@@ -186,15 +186,17 @@ def test_a_large_csv_is_read_once_and_quickly(tmp_path, monkeypatch):
 
 def test_compile_fills_the_cache_a_later_first_fit_reads(tmp_path):
     """``msvm compile`` in one process, a first fit in another: with the cache the command wrote,
-    the fit compiles nothing (numba writes no file: every function it needs was a cache hit)."""
+    the fit compiles nothing (numba writes no file: every function it needs was a cache hit),
+    the proximal method's functions included (iris alone need not reach them)."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     command = [sys.executable, "-m", "msvm", "compile", "--estimators", "OneVsAllSVC"]
     subprocess.run([*command, "--kernels", "linear"], env=env, check=True, capture_output=True)
     written = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
     assert any(p.name.startswith("engine.linear_epochs") for p in written)
+    assert any(p.name.startswith("ssnal.") for p in written)
     fit = (
         "from sklearn.datasets import load_iris; from msvm.fast import OneVsAllSVC; "
-        "OneVsAllSVC(kernel='linear').fit(*load_iris(return_X_y=True))"
+        "OneVsAllSVC(kernel='linear', random_state=0).fit(*load_iris(return_X_y=True))"
     )
     subprocess.run([sys.executable, "-c", fit], env=env, check=True)
     after = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
