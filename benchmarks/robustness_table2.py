@@ -46,7 +46,7 @@ FIRST_SECTION = "## 1. Protocol"
 # One line per data set on why it differs from Table 3 where a reason is known (see the Markdown).
 SHIFT = (
     "unexplained: a level shift common to every machine that no preprocessing removes (the "
-    "closest is still this far off); 3 realisations cannot explain it where se is small"
+    "closest is still this far off); the realisations cannot explain it where se is small"
 )
 REASONS = {
     "abalone": "derived WW above the paper at every size (N_s = 200: +4.7, 500: +3.2), "

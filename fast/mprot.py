@@ -17,8 +17,9 @@ As in Figure 11, each static optimisation (engine epochs, warm-started) runs onl
 falls below E(t), the value of the new assignment at the previous dual variables, or for at most
 ``partial_max_iter`` epochs; after the last assignment step the static problem is solved to
 ``tol``.  ``primal_path_`` holds E(t) for every
-step, then the final optimum: non-increasing for the greedy update (tested), and free to rise
-with the temperature when annealed.  The model kept is the one of least primal value.
+step, then the final optimum: non-increasing for the greedy update (tested; a greedy run ends
+at a partial step that reached ``partial_max_iter`` without descent), and free to rise with the
+temperature when annealed.  The model kept is the one of least primal value.
 
 With a linear kernel the static problem is solved on explicit weights (``WeightsState``: the
 engine's explicit-weights path), otherwise on kernel columns (``KernelState``).
@@ -92,10 +93,14 @@ class PartialStepEnd:
 
     def __init__(self, primal, energy, limit):
         self.primal, self.energy, self.limit, self.calls = primal, energy, limit, 0
+        self.exhausted = False  # ended by the limit, the primal still at or above E(t)
 
     def __call__(self):
         self.calls += 1
-        return self.calls >= self.limit or self.primal() < self.energy
+        if self.primal() < self.energy:
+            return True
+        self.exhausted = self.calls >= self.limit
+        return self.exhausted
 
 
 @nb.njit(cache=True)
@@ -219,7 +224,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         The epochs (sweeps of MProt's optimisers) a partial static step of the annealing may
         take: it ends when the primal falls below E(t) (MProt Figure 11), converges, or runs
         this many epochs, and the assignment step follows from wherever it ended (valid from
-        any alpha; no ConvergenceWarning).  -1 runs each until the test is met or it converges
+        any alpha; no ConvergenceWarning) -- but for the greedy update, whose path must not rise:
+        it ends there.  -1 runs each until the test is met or it converges
         (Figure 11 as printed; libsvm's step budget still applies).  Steps on scaled data take
         tens to hundreds of epochs and never reach 2000; on badly scaled data they crawl (one
         step on raw wine: 5e5 epochs), and the limit trades some of the annealing's descent
@@ -394,6 +400,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             for t in range(int(self.n_assignment_steps)):
                 stop = PartialStepEnd(primal, energy, partial)
                 self._static_step(static, alpha, assigned, negative, C, rng, stop=stop)
+                if stop.exhausted and self.assignment == "greedy":
+                    break  # no descent within partial_max_iter: an update could raise the primal
                 new = self._new_assignment(
                     static.outputs(assigned) + self._bias, y_index, proto_class, assigned, C, t, rng
                 )
