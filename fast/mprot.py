@@ -18,7 +18,8 @@ falls below E(t), the value of the new assignment at the previous dual variables
 ``partial_max_iter`` epochs; after the last assignment step the static problem is solved to
 ``tol``.  ``primal_path_`` holds E(t) for every
 step, then the final optimum: non-increasing for the greedy update (tested; a greedy run ends
-at a partial step that reached ``partial_max_iter`` without descent), and free to rise with the
+at a static step that ended without descent, at ``partial_max_iter``, ``max_iter`` or the step
+budget), and free to rise with the
 temperature when annealed.  The model kept is the one of least primal value.
 
 With a linear kernel the static problem is solved on explicit weights (``WeightsState``: the
@@ -93,14 +94,10 @@ class PartialStepEnd:
 
     def __init__(self, primal, energy, limit):
         self.primal, self.energy, self.limit, self.calls = primal, energy, limit, 0
-        self.exhausted = False  # ended by the limit, the primal still at or above E(t)
 
     def __call__(self):
         self.calls += 1
-        if self.primal() < self.energy:
-            return True
-        self.exhausted = self.calls >= self.limit
-        return self.exhausted
+        return self.calls >= self.limit or self.primal() < self.energy
 
 
 @nb.njit(cache=True)
@@ -225,7 +222,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         take: it ends when the primal falls below E(t) (MProt Figure 11), converges, or runs
         this many epochs, and the assignment step follows from wherever it ended (valid from
         any alpha; no ConvergenceWarning) -- but for the greedy update, whose path must not rise:
-        it ends there.  -1 runs each until the test is met or it converges
+        it ends at a step without descent.  -1 runs each until the test is met or it converges
         (Figure 11 as printed; libsvm's step budget still applies).  Steps on scaled data take
         tens to hundreds of epochs and never reach 2000; on badly scaled data they crawl (one
         step on raw wine: 5e5 epochs), and the limit trades some of the annealing's descent
@@ -400,8 +397,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             for t in range(int(self.n_assignment_steps)):
                 stop = PartialStepEnd(primal, energy, partial)
                 self._static_step(static, alpha, assigned, negative, C, rng, stop=stop)
-                if stop.exhausted and self.assignment == "greedy":
-                    break  # no descent within partial_max_iter: an update could raise the primal
+                if self.assignment == "greedy" and primal() >= energy:
+                    break  # no descent (a limit, max_iter, the budget): an update could raise it
                 new = self._new_assignment(
                     static.outputs(assigned) + self._bias, y_index, proto_class, assigned, C, t, rng
                 )
