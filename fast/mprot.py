@@ -16,11 +16,10 @@ pattern step (``patterns.CS``).  Around it, the assignment is improved as in MPr
 As in Figure 11, each static optimisation (engine epochs, warm-started) runs only until the primal
 falls below E(t), the value of the new assignment at the previous dual variables, or for at most
 ``partial_max_iter`` epochs; after the last assignment step the static problem is solved to
-``tol``.  ``primal_path_`` holds E(t) for every
-step, then the final optimum: non-increasing for the greedy update (tested; a greedy run ends
-at a static step that ended without descent, at ``partial_max_iter``, ``max_iter`` or the step
-budget), and free to rise with the
-temperature when annealed.  The model kept is the one of least primal value.
+``tol``.  ``primal_path_`` holds E(t) for every step, then the final optimum: non-increasing for
+the greedy update (tested; a greedy run ends at a static step that ended without descent, at
+``partial_max_iter``, ``max_iter`` or the step budget), and free to rise with the temperature
+when annealed.  The model kept is the one of least primal value.
 
 With a linear kernel the static problem is solved on explicit weights (``WeightsState``: the
 engine's explicit-weights path), otherwise on kernel columns (``KernelState``).
