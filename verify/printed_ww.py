@@ -14,9 +14,10 @@ and predicts by (E.2), f(x) = k(x, X) B with B_ik = [k = y_i] sum_j alpha_ij - a
 
 Structure used by the solver: alpha^T G alpha = tr(P^T K P) + tr(A^T K A) with A = alpha and
 P_ik = [k = y_i] sum_j alpha_ij, so the gradient in alpha_ij is 1 - (K P)_{i y_i} - (K A)_ij and
-the diagonal of G is 2 K_ii.  Coordinate ascent keeps U_P = K P and U_A = K A current (one kernel
-column per step, O(N)), and the outputs are K B = U_P - U_A.  Leave-one-out folds start from the
-full solution with pattern i's variables at 0 (as ``msvm.fast.loo`` does for the derived
+pattern i's block of G is K_ii (I + 1 1^T).  Block coordinate ascent solves each pattern's block
+exactly (``_block_step``) and keeps U_P = K P and U_A = K A current (one kernel column per pattern
+step, O(N) per variable moved); the outputs are K B = U_P - U_A.  Leave-one-out folds start
+from the full solution with pattern i's variables at 0 (as ``msvm.fast.loo`` does for the derived
 machines); a fold whose left-out pattern is the only one of its class drops that class.
 """
 
@@ -30,62 +31,137 @@ from sklearn.utils.validation import check_is_fitted
 from msvm.core.kernels import kernel_matrix
 from msvm.fast.loo import LeaveOneOutPath
 
-DEFAULT_MAX_ITER = 100_000  # epochs
+DEFAULT_MAX_ITER = 100_000  # passes
 
 
 @nb.njit(cache=True)
-def _epochs(K, y_index, alpha, hi, UP, UA, tol, max_iter):
-    """Cyclic coordinate ascent until a pass has KKT violation <= tol: (epochs, steps, done)."""
+def _block_step(g, a, hi, kappa, d):
+    """Pattern i's block, exactly: maximise g^T d - kappa/2 (||d||^2 + (1^T d)^2) over
+    0 <= a + d <= hi (the printed G's block is K_ii (I + 1 1^T)).
+
+    Stationarity gives d_j = clip(g_j / kappa - s, -a_j, hi_j - a_j) with s = 1^T d: the root of
+    phi(s) = sum_j d_j(s) - s, decreasing and piecewise linear with breakpoints
+    g_j / kappa + a_j and g_j / kappa + a_j - hi_j, found between two sorted breakpoints and
+    solved on that piece.
+    """
+    m = g.size
+    t = g / kappa
+    points = np.sort(np.concatenate((t + a, t + a - hi)))
+
+    def phi(s):
+        total = -s
+        for j in range(m):
+            total += min(max(t[j] - s, -a[j]), hi[j] - a[j])
+        return total
+
+    lo, up = 0, points.size - 1  # phi(points[lo]) > 0 > phi(points[up]) once bracketed
+    if phi(points[lo]) <= 0.0:
+        s = points[lo] + phi(points[lo])  # below every breakpoint: every d_j at its upper end
+    elif phi(points[up]) >= 0.0:
+        s = points[up] + phi(points[up])  # above every breakpoint: every d_j at its lower end
+    else:
+        while up - lo > 1:
+            mid = (lo + up) // 2
+            if phi(points[mid]) > 0.0:
+                lo = mid
+            else:
+                up = mid
+        # on [points[lo], points[up]] phi is linear with slope -(free variables + 1)
+        f_lo, f_up = phi(points[lo]), phi(points[up])
+        s = points[lo] + f_lo * (points[up] - points[lo]) / (f_lo - f_up)
+    for j in range(m):
+        d[j] = min(max(t[j] - s, -a[j]), hi[j] - a[j])
+
+
+@nb.njit(cache=True)
+def _pass(KT, y_index, alpha, hi, UP, UA, patterns, keep):
+    """One pass of block coordinate ascent over ``patterns``, each pattern's variables solved
+    together (``_block_step``): (worst KKT violation before its step, variables moved).
+    ``keep[k]`` is False for a pattern whose variables all sit at a bound with the gradient
+    pointing out of the box.  ``KT`` is K transposed: row i is K's column i, read contiguously.
+    """
     N, L = alpha.shape
-    steps = 0
-    for epoch in range(max_iter):
-        worst = 0.0
-        for i in range(N):
-            yi = y_index[i]
-            h = 2.0 * K[i, i]
-            for j in range(L):
-                if hi[i, j] <= 0.0:
-                    continue
-                g = 1.0 - UP[i, yi] - UA[i, j]
-                a = alpha[i, j]
-                if a <= 0.0:
-                    v = max(g, 0.0)
-                elif a >= hi[i, j]:
-                    v = max(-g, 0.0)
-                else:
-                    v = abs(g)
-                if v <= 0.0 or h <= 0.0:
-                    continue
-                worst = max(worst, v)
-                new = min(max(a + g / h, 0.0), hi[i, j])
-                d = new - a
-                if d == 0.0:
-                    continue
-                alpha[i, j] = new
-                steps += 1
-                for r in range(N):
-                    kd = K[r, i] * d
-                    UP[r, yi] += kd
-                    UA[r, j] += kd
-        if worst <= tol:
-            return epoch + 1, steps, True
-    return max_iter, steps, False
+    g, a, top, d = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
+    index = np.empty(L, dtype=np.int64)
+    worst, moved = 0.0, 0
+    for k in range(patterns.size):
+        i = patterns[k]
+        yi = y_index[i]
+        kappa = KT[i, i]
+        m, violation, free = 0, 0.0, False
+        for j in range(L):
+            if hi[i, j] <= 0.0:
+                continue
+            grad = 1.0 - UP[i, yi] - UA[i, j]
+            x = alpha[i, j]
+            if x <= 0.0:
+                violation = max(violation, grad)
+            elif x >= hi[i, j]:
+                violation = max(violation, -grad)
+            else:
+                violation = max(violation, abs(grad))
+                free = True
+            g[m], a[m], top[m], index[m] = grad, x, hi[i, j], j
+            m += 1
+        keep[k] = violation > 0.0 or free
+        if violation <= 0.0 or kappa <= 0.0:
+            continue
+        worst = max(worst, violation)
+        _block_step(g[:m], a[:m], top[:m], kappa, d[:m])
+        total = 0.0
+        for q in range(m):
+            if d[q] == 0.0:
+                continue
+            j = index[q]
+            alpha[i, j] = a[q] + d[q]
+            total += d[q]
+            moved += 1
+            for r in range(N):
+                UA[r, j] += KT[i, r] * d[q]
+        if total != 0.0:
+            for r in range(N):
+                UP[r, yi] += KT[i, r] * total
+    return worst, moved
 
 
 @nb.njit(cache=True)
-def _take_off(K, i, j, y_index, alpha, UP, UA):
-    """Set alpha_ij to 0, keeping U_P and U_A current."""
+def _epochs(KT, y_index, alpha, hi, UP, UA, tol, max_iter):
+    """Block coordinate ascent, pattern by pattern, until a pass over every pattern has KKT
+    violation <= tol: (passes, variables moved, done).
+
+    Between full passes the passes skip the patterns that the last pass left with every variable
+    at a bound and the gradient pointing out (shrinking, as libsvm's); when the remaining ones
+    reach tol a full pass checks every pattern again, and only a full pass ends the run.
+    """
+    every = np.nonzero((hi > 0.0).sum(axis=1) > 0)[0]
+    patterns, full, moved = every, True, 0
+    for sweep in range(max_iter):
+        keep = np.empty(patterns.size, dtype=np.bool_)
+        worst, taken = _pass(KT, y_index, alpha, hi, UP, UA, patterns, keep)
+        moved += taken
+        if worst <= tol and full:
+            return sweep + 1, moved, True
+        if worst <= tol:  # the active patterns are done: check them all
+            patterns, full = every, True
+        else:
+            patterns, full = patterns[keep], False
+    return max_iter, moved, False
+
+
+@nb.njit(cache=True)
+def _take_off(KT, i, j, y_index, alpha, UP, UA):
+    """Set alpha_ij to 0, keeping U_P and U_A current (``KT`` as in ``_pass``)."""
     d = alpha[i, j]
     if d != 0.0:
         yi = y_index[i]
-        for r in range(K.shape[0]):
-            UP[r, yi] -= K[r, i] * d
-            UA[r, j] -= K[r, i] * d
+        for r in range(KT.shape[0]):
+            UP[r, yi] -= KT[i, r] * d
+            UA[r, j] -= KT[i, r] * d
         alpha[i, j] = 0.0
 
 
 @nb.njit(cache=True)
-def _folds(K, y_index, counts, full_alpha, hi, full_UP, full_UA, tol, max_iter):
+def _folds(KT, y_index, counts, full_alpha, hi, full_UP, full_UA, tol, max_iter):
     """Predicted class index of every left-out pattern, engine steps, unconverged folds."""
     N, L = full_alpha.shape
     predictions = np.empty(N, dtype=np.int64)
@@ -99,13 +175,13 @@ def _folds(K, y_index, counts, full_alpha, hi, full_UP, full_UA, tol, max_iter):
         alpha, fold_hi = full_alpha.copy(), hi.copy()
         UP, UA = full_UP.copy(), full_UA.copy()
         for j in range(L):
-            _take_off(K, i, j, y_index, alpha, UP, UA)
+            _take_off(KT, i, j, y_index, alpha, UP, UA)
             fold_hi[i, j] = 0.0
         if dropped:
             for r in range(N):
-                _take_off(K, r, yi, y_index, alpha, UP, UA)
+                _take_off(KT, r, yi, y_index, alpha, UP, UA)
                 fold_hi[r, yi] = 0.0
-        _, taken, converged = _epochs(K, y_index, alpha, fold_hi, UP, UA, tol, max_iter)
+        _, taken, converged = _epochs(KT, y_index, alpha, fold_hi, UP, UA, tol, max_iter)
         steps += taken
         unconverged += not converged
         scores = UP[i] - UA[i]
@@ -136,7 +212,8 @@ class PrintedKernelWestonWatkinsSVC(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-3
         Largest KKT violation (projected gradient) at the end of a pass.
     max_iter : int, default=100000
-        Passes over every variable.
+        Passes of coordinate ascent, over every variable or over those not set aside by
+        shrinking (``_epochs``).
     random_state : None
         Accepted for the study's common constructor; the passes are cyclic.
     """
@@ -175,7 +252,8 @@ class PrintedKernelWestonWatkinsSVC(ClassifierMixin, BaseEstimator):
         K = self._gram(X, X)
         alpha = np.zeros_like(negatives)
         UP, UA = np.zeros_like(alpha), np.zeros_like(alpha)
-        *_, converged = _epochs(K, y_index, alpha, self.C * negatives, UP, UA, self.tol,
+        KT = np.ascontiguousarray(K.T)
+        *_, converged = _epochs(KT, y_index, alpha, self.C * negatives, UP, UA, self.tol,
                                 self.max_iter)  # fmt: skip
         self.converged_ = bool(converged)
         self.dual_coef_ = alpha
@@ -202,7 +280,8 @@ class PrintedKernelWestonWatkinsSVC(ClassifierMixin, BaseEstimator):
         full fit."""
         if self.kernel != "precomputed":
             raise ValueError("leave_one_out_path takes a Gram matrix: kernel='precomputed'.")
-        K = np.ascontiguousarray(K, dtype=np.float64)
+        K = np.asarray(K, dtype=np.float64)
+        KT = np.ascontiguousarray(K.T)
         y_index, negatives = self._start(y)
         counts = np.bincount(y_index, minlength=self.classes_.size)
         alpha = np.zeros_like(negatives)
@@ -211,8 +290,8 @@ class PrintedKernelWestonWatkinsSVC(ClassifierMixin, BaseEstimator):
             hi = C * negatives
             alpha = np.minimum(alpha, hi)
             UP, UA = K @ (_difference_coef(alpha, y_index) + alpha), K @ alpha
-            _, taken, _ = _epochs(K, y_index, alpha, hi, UP, UA, self.tol, self.max_iter)
-            folds = _folds(K, y_index, counts, alpha, hi, UP, UA, self.tol, self.max_iter)
+            _, taken, _ = _epochs(KT, y_index, alpha, hi, UP, UA, self.tol, self.max_iter)
+            folds = _folds(KT, y_index, counts, alpha, hi, UP, UA, self.tol, self.max_iter)
             predictions.append(self.classes_[folds[0]])
             steps += taken + folds[1]
             unconverged += folds[2]

@@ -14,7 +14,7 @@ from msvm.reference.pairwise import difference_coef, negatives
 from msvm.reference.weston_watkins import printed_kernel
 from msvm.verify import robustness
 from msvm.verify.cli import main
-from msvm.verify.printed_ww import PrintedKernelWestonWatkinsSVC
+from msvm.verify.printed_ww import PrintedKernelWestonWatkinsSVC, _block_step
 from msvm.verify.robustness import PREPROCESSING, StudyConfig, Task, preprocess, run_task
 
 
@@ -78,11 +78,13 @@ def tiny_problem():
     return X, y
 
 
-def test_printed_kernel_machine_solves_the_appendix_e_second_line():
+@pytest.mark.parametrize("C", [2.0, 50.0])
+def test_printed_kernel_machine_solves_the_appendix_e_second_line(C):
     """The optimum of max 1'a - a'Ga/2, 0 <= a <= C, with G built from appendix E's printed
-    second line (``printed_kernel(..., simplified=True)``), found here by L-BFGS-B."""
+    second line (``printed_kernel(..., simplified=True)``), found here by L-BFGS-B; at C = 50
+    most variables are free."""
     X, y = tiny_problem()
-    C, gamma = 2.0, 0.7
+    gamma = 0.7
     p = Problem(X, y, C=C, kernel="rbf", gamma=gamma)
     G = printed_kernel(p, simplified=True)
     found = minimize(
@@ -102,6 +104,35 @@ def test_printed_kernel_machine_solves_the_appendix_e_second_line():
     # and it is not the derived dual: the first line's quadratic form differs at this alpha
     a = found.x
     assert abs(a @ printed_kernel(p) @ a - a @ G @ a) > 1e-3
+    free = (a > 1e-6) & (a < C - 1e-6)
+    assert free.sum() >= (2 if C == 2.0 else 10)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_step_is_the_exact_maximiser_of_a_pattern_block(seed):
+    """_block_step against L-BFGS-B on max g'd - kappa/2 (||d||^2 + (1'd)^2), 0 <= a + d <= hi:
+    random gradients of both signs, points at either bound and inside."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(1, 9))
+    kappa = float(rng.uniform(0.2, 2.0))
+    hi = rng.uniform(0.5, 3.0, m)
+    a = np.where(rng.random(m) < 0.3, 0.0, np.where(rng.random(m) < 0.4, hi, rng.random(m) * hi))
+    g = rng.normal(0.0, 3.0, m)
+    d = np.empty(m)
+    _block_step(g, a, hi, kappa, d)
+
+    def objective(d):
+        s = d.sum()
+        return kappa / 2 * (d @ d + s * s) - g @ d, kappa * (d + s) - g
+
+    bounds = list(zip(-a, hi - a, strict=True))
+    found = minimize(
+        objective, np.zeros(m), jac=True, method="L-BFGS-B", bounds=bounds,
+        options={"ftol": 1e-15, "gtol": 1e-12},
+    )  # fmt: skip
+    assert np.all(a + d >= -1e-15) and np.all(a + d <= hi + 1e-15)
+    assert objective(d)[0] <= found.fun + 1e-12
+    assert_allclose(d, found.x, atol=1e-6)
 
 
 def test_cli_parses_the_preprocessing_and_the_printed_machine(tmp_path, capsys):
