@@ -89,3 +89,32 @@ def test_a_difference_of_one_realisation_has_no_se(table2):
         "one_vs_all N_s=50 70.0 vs 67.0 (se 2.0, noise)"
     )
     assert table2.difference_note("one_vs_all", 50, 70.0, 67.0, 1.0).endswith("(se 1.0)")
+
+
+CGRID = SCRIPT.with_name("robustness_cgrid.py")
+
+
+def test_c_grid_comparison_uses_the_realisations_both_grids_share(tmp_path):
+    spec = importlib.util.spec_from_file_location("robustness_cgrid", CGRID)
+    cgrid = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cgrid)
+    fine_Cs, coarse_Cs = (0.1, 0.6, 1.1, 1.6), (0.1, 1.1)
+    fine = {  # realisations 0 and 1; the fine grid's best setting (C = 0.6) is not on the coarse
+        Task("iris", 50, 0, "inhibitory"): [0.8, 0.96, 0.7, 0.7],
+        Task("iris", 50, 1, "inhibitory"): [0.8, 0.92, 0.7, 0.7],
+        Task("iris", 50, 0, "one_vs_all"): [0.9, 0.9, 0.9, 0.9],
+        Task("iris", 50, 1, "one_vs_all"): [0.9, 0.9, 0.9, 0.9],
+    }
+    coarse = {  # realisations 0, 1 and 2: the third is not compared
+        Task("iris", 50, r, m): acc
+        for r, acc_i in enumerate([[0.8, 0.7], [0.8, 0.7], [0.2, 0.2]])
+        for m, acc in (("inhibitory", acc_i), ("one_vs_all", [0.9, 0.9]))
+    }
+    write_study(tmp_path / "fine", "standardise", fine, Cs=fine_Cs)
+    write_study(tmp_path / "coarse", "standardise", coarse, Cs=coarse_Cs)
+    out = tmp_path / "cgrid.md"
+    cgrid.main(str(out), [str(tmp_path / "fine")], [str(tmp_path / "coarse")])
+    text = out.read_text()
+    # best 10 %: one setting each; fine 94.0 (C = 0.6), coarse 80.0 on realisations 0 and 1
+    assert "| iris | 50 | 2 | 94.0 (+14.0) | 90.0 (+0.0) |" in text
+    assert "(1/1, p = 0.500)" in text and "(0/1, p = 1.000)" in text  # fine wins, coarse loses
