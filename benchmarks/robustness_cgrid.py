@@ -4,20 +4,27 @@
 
 ISVM §9 pools the leave-one-out accuracies over C = 0.1, 0.6, ..., 49.6 (step 0.5, 100 values)
 and two gammas; the study's runs in ``benchmarks/results/robustness_table2.md`` used step 2.5
-(20 values: 0.1, 2.6, ..., 47.6, a subset of the paper's), so each of its "best 10 %" pools is 4
-settings where the paper's is 20.  This script takes ``msvm robustness`` folders run with each
-grid (one preprocessing per folder) and, for every data set and N_s that the fine folders hold,
-compares the two on the realisations every machine of the row has on both grids (the first R by
-index: the same subsets, as a realisation's subset does not depend on the grid):
+(0.1, 2.6, ..., 47.6: 20 of the paper's values), so each "best 10 %" pool there is 4 settings
+where the paper's is 20.  The fine folders (run with the paper's grid; one preprocessing each)
+hold every setting of the coarse grid too, so the grid's effect is measured within them: each
+pool over every C against the pool over the coarse grid's C values only, the same leave-one-out
+runs.  The coarse folders (the study's own runs, the same seed, gammas, tol and preprocessing)
+give the noise floor: at the shared settings a run along the fine path and one along the coarse
+path warm-start each C from different predecessors, so at tol their accuracies may differ (and
+the printed-kernel WW's solver changed between the runs, commit 00c8234).  Reported, for every
+data set and N_s of the fine folders, on the realisations that every machine of the row has:
 
-1. per row, each machine's best-10 % accuracy on the fine grid and its change from the coarse;
+1. per row, each machine's best-10 % accuracy on the fine grid and the change from its coarse
+   subset;
 2. per N_s and machine, the mean and largest absolute change at 10 / 25 / 50 %;
-3. ISVM Table 4 (sign test) on each grid over those rows.
+3. the noise floor: tasks whose shared settings differ between the two runs, and by how much;
+4. ISVM Table 4 (sign test) on either grid over those rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from pathlib import Path
 
@@ -26,71 +33,123 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from robustness_table2 import ORDER, read_studies, summarise  # noqa: E402
 
-from msvm.verify.robustness import PERCENTILES, table4, table4_markdown  # noqa: E402
+from msvm.verify.robustness import (  # noqa: E402
+    DEFAULT_SIZES,
+    PERCENTILES,
+    effective_sizes,
+    load_dataset,
+    table4,
+    table4_markdown,
+)
+
+SAME = ("seed", "gammas", "tol")  # besides the preprocessing (a folder per preprocessing)
 
 
-def common_groups(fine: dict, coarse: dict) -> tuple[dict, dict]:
-    """The groups of both grids cut to the realisations that every machine of each (data set,
-    N_s) row has on both: {(data set, N_s, machine): [TaskResult]} twice."""
-    rows = {(d, n) for d, n, _ in fine}
-    cut_fine, cut_coarse = {}, {}
-    for d, n in sorted(rows):
-        machines = [m for m in ORDER if (d, n, m) in fine and (d, n, m) in coarse]
-        if not machines:
-            continue
-        have = [
-            {r.task.realisation for r in group[(d, n, m)]}
-            for m in machines
-            for group in (fine, coarse)
-        ]
-        shared = sorted(set.intersection(*have))
-        if not shared:
-            continue
-        for m in machines:
-            cut_fine[(d, n, m)] = [r for r in fine[(d, n, m)] if r.task.realisation in shared]
-            cut_coarse[(d, n, m)] = [r for r in coarse[(d, n, m)] if r.task.realisation in shared]
-    return cut_fine, cut_coarse
-
-
-def merged_groups(studies: dict) -> tuple[dict, tuple]:
-    """Every preprocessing's groups in one dict (a data set is in one folder of a grid), and
-    the grid's C values (the same in every folder, or an error)."""
+def merged_groups(studies: dict) -> tuple[dict, tuple, dict]:
+    """Every preprocessing's groups of one grid in one dict (a data set is in one folder), the
+    grid's C values (the same in every folder, or an error) and {preprocessing: config}."""
     groups, grids = {}, set()
     for config, g in studies.values():
         grids.add(tuple(config["Cs"]))
         for key, rs in g.items():
             if key in groups:
-                raise ValueError(f"{key} is in two folders of one grid.")
+                raise ValueError(f"{key} is in the folders of two preprocessings.")
             groups[key] = rs
     if len(grids) != 1:
         raise ValueError("The folders of one grid have different C values.")
-    return groups, grids.pop()
+    return groups, grids.pop(), {p: config for p, (config, _) in studies.items()}
+
+
+def check_comparable(fine_configs: dict, coarse_configs: dict, fine_Cs, coarse_Cs) -> np.ndarray:
+    """The coarse grid's settings as indices into the fine grid's (gamma-major, as the tasks'
+    accuracy rows), after checking that every fine folder has a coarse one of its preprocessing
+    with the same seed, gammas and tol and that the coarse C values are fine ones."""
+    for prep, config in fine_configs.items():
+        other = coarse_configs.get(prep)
+        if other is None:
+            raise ValueError(f"No coarse folder with preprocessing {prep!r}.")
+        for key in SAME:
+            if config.get(key) != other.get(key):
+                raise ValueError(f"{prep}: {key} differs between the grids.")
+    where = {round(C, 9): k for k, C in enumerate(fine_Cs)}
+    missing = [C for C in coarse_Cs if round(C, 9) not in where]
+    if missing:
+        raise ValueError(f"Coarse C values not on the fine grid: {missing}.")
+    n_gammas = len(next(iter(fine_configs.values()))["gammas"])
+    cols = [where[round(C, 9)] for C in coarse_Cs]
+    return np.array([g * len(fine_Cs) + c for g in range(n_gammas) for c in cols])
+
+
+def shared_rows(fine: dict, coarse: dict) -> dict:
+    """The fine groups cut to the realisations that every machine of each (data set, N_s) row
+    has on both grids."""
+    cut = {}
+    for d, n in sorted({(d, n) for d, n, _ in fine}):
+        machines = [m for m in ORDER if (d, n, m) in fine and (d, n, m) in coarse]
+        have = [
+            {r.task.realisation for r in g[(d, n, m)]} for m in machines for g in (fine, coarse)
+        ]
+        shared = set.intersection(*have) if have else set()
+        for m in machines if shared else []:
+            cut[(d, n, m)] = [r for r in fine[(d, n, m)] if r.task.realisation in shared]
+    return cut
+
+
+def restricted(groups: dict, settings: np.ndarray) -> dict:
+    """The same task results with only ``settings`` of their accuracy rows (the coarse grid)."""
+    out = {}
+    for key, rs in groups.items():
+        out[key] = []
+        for r in rs:
+            r = copy.copy(r)
+            r.accuracy = r.accuracy.ravel()[settings]
+            out[key].append(r)
+    return out
+
+
+def noise_floor(fine: dict, coarse: dict, settings: np.ndarray) -> tuple[int, int, float, list]:
+    """Tasks compared, tasks whose shared settings differ between the runs, the largest
+    difference [points], and the machines those tasks belong to."""
+    compared = differ = 0
+    largest, machines = 0.0, set()
+    for key, rs in fine.items():
+        theirs = {r.task.realisation: r for r in coarse[key]}
+        for r in rs:
+            gap = np.abs(r.accuracy.ravel()[settings] - theirs[r.task.realisation].accuracy.ravel())
+            compared += 1
+            if gap.max() > 0:
+                differ += 1
+                largest = max(largest, 100.0 * gap.max())
+                machines.add(key[2])
+    return compared, differ, largest, [m for m in ORDER if m in machines]
 
 
 def main(out: str, fine_folders: list[str], coarse_folders: list[str]) -> None:
-    fine, fine_Cs = merged_groups(read_studies(fine_folders))
-    coarse, coarse_Cs = merged_groups(read_studies(coarse_folders))
-    fine, coarse = common_groups(fine, coarse)
+    fine, fine_Cs, fine_configs = merged_groups(read_studies(fine_folders))
+    coarse, coarse_Cs, coarse_configs = merged_groups(read_studies(coarse_folders))
+    settings = check_comparable(fine_configs, coarse_configs, fine_Cs, coarse_Cs)
+    fine = shared_rows(fine, coarse)
     if not fine:
         raise SystemExit("No (data set, N_s, machine) with shared realisations on both grids.")
-    s_fine, s_coarse = summarise(fine), summarise(coarse)
+    subset = restricted(fine, settings)
+    s_fine, s_coarse = summarise(fine), summarise(subset)
     rows = sorted({(d, n) for d, n, _ in s_fine})
     machines = [m for m in ORDER if any(k[2] == m for k in s_fine)]
-    step = lambda Cs: Cs[1] - Cs[0]  # noqa: E731
+    n_gammas = len(next(iter(fine_configs.values()))["gammas"])
+    pool = [int(np.ceil(0.1 * n_gammas * len(Cs))) for Cs in (fine_Cs, coarse_Cs)]
     lines = [
         "### ISVM's C grid against the study's coarser grid, same subsets (issue 20)",
         "",
         f"`python benchmarks/robustness_cgrid.py {out} --fine {' '.join(fine_folders)} "
         f"--coarse {' '.join(coarse_folders)}`",
         "",
-        f"Fine: C = {fine_Cs[0]:g}, {fine_Cs[1]:g}, ..., {fine_Cs[-1]:g} ({len(fine_Cs)} values, "
-        f"step {step(fine_Cs):g}: the paper's); coarse: {coarse_Cs[0]:g}, ..., {coarse_Cs[-1]:g} "
-        f"({len(coarse_Cs)} values, step {step(coarse_Cs):g}); two gammas each, so the best "
-        f"10 % pools {int(np.ceil(0.2 * len(fine_Cs)))} against "
-        f"{int(np.ceil(0.2 * len(coarse_Cs)))} settings. R = realisations, the same subsets on "
-        "both grids.",
+        f"Fine: C = {fine_Cs[0]:g}, {fine_Cs[1]:g}, ..., {fine_Cs[-1]:g} ({len(fine_Cs)} values: "
+        f"the paper's); coarse: {coarse_Cs[0]:g}, {coarse_Cs[1]:g}, ..., {coarse_Cs[-1]:g} "
+        f"({len(coarse_Cs)} of them); {n_gammas} gamma(s), so the best 10 % pools {pool[0]} "
+        f"against {pool[1]} settings. Both from the fine runs (the coarse grid's settings taken "
+        "from them); R = realisations.",
         "",
-        "## 1. Best 10 %: fine grid (change from the coarse) [%]",
+        "## 1. Best 10 %: fine grid (change from its coarse subset) [%]",
         "",
         "| data set | N_s | R | " + " | ".join(machines) + " |",
         "|---|---|---|" + "---|" * len(machines),
@@ -104,9 +163,8 @@ def main(out: str, fine_folders: list[str], coarse_folders: list[str]) -> None:
             f, c = s_fine[(d, n, m)], s_coarse[(d, n, m)]
             reals.add(f[1])
             cells.append(f"{f[0][0]:.1f} ({f[0][0] - c[0][0]:+.1f})")
-        lines.append(
-            f"| {d} | {n} | {'/'.join(map(str, sorted(reals)))} | " + " | ".join(cells) + " |"
-        )
+        R = "/".join(map(str, sorted(reals)))
+        lines.append(f"| {d} | {n} | {R} | " + " | ".join(cells) + " |")
 
     lines += [
         "",
@@ -127,15 +185,26 @@ def main(out: str, fine_folders: list[str], coarse_folders: list[str]) -> None:
             ]
             lines.append(f"| {n} | {m} | {len(keys)} | " + " | ".join(cells) + " |")
 
+    compared, differ, largest, noisy = noise_floor(fine, coarse, settings)
+    lines += [
+        "",
+        "## 3. Noise floor: the coarse grid's settings in the fine runs against the coarse runs",
+        "",
+        f"{differ} of {compared} tasks differ at some shared setting"
+        + (f", by up to {largest:.1f} points ({', '.join(noisy)})." if differ else "."),
+    ]
+
     sizes = {}
-    for d, n in rows:
-        sizes.setdefault(d, []).append((n, n))
+    for d in sorted({d for d, _ in rows}):
+        done = {n for dd, n in rows if dd == d}
+        pairs = effective_sizes(DEFAULT_SIZES, load_dataset(d)[1].size)
+        sizes[d] = [(a, b) for a, b in pairs if b in done]
     competitors = [m for m in machines if m != "inhibitory"]
     for title, summary in (("fine (the paper's)", s_fine), ("coarse", s_coarse)):
         pct = {k: v[0] for k, v in summary.items()}
         lines += [
             "",
-            f"## 3. Table 4 on the {title} grid, the same rows and realisations",
+            f"## 4. Table 4 on the {title} grid, the same rows and realisations",
             "",
             *table4_markdown(table4(pct, sizes, competitors), competitors),
         ]

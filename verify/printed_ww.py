@@ -35,30 +35,36 @@ DEFAULT_MAX_ITER = 100_000  # passes
 
 
 @nb.njit(cache=True)
-def _block_step(g, a, hi, kappa, d):
-    """Pattern i's block, exactly: maximise g^T d - kappa/2 (||d||^2 + (1^T d)^2) over
-    0 <= a + d <= hi (the printed G's block is K_ii (I + 1 1^T)).
+def _block_step(g, a, hi, kappa, x):
+    """Pattern i's block, exactly: the new values x = a + d of its variables, d maximising
+    g^T d - kappa/2 (||d||^2 + (1^T d)^2) over 0 <= a + d <= hi (the printed G's block is
+    K_ii (I + 1 1^T)).
 
-    Stationarity gives d_j = clip(g_j / kappa - s, -a_j, hi_j - a_j) with s = 1^T d: the root of
-    phi(s) = sum_j d_j(s) - s, decreasing and piecewise linear with breakpoints
-    g_j / kappa + a_j and g_j / kappa + a_j - hi_j, found between two sorted breakpoints and
-    solved on that piece.
+    Stationarity gives x_j = clip(a_j + (g_j - sigma) / kappa, 0, hi_j) with sigma = kappa 1^T d,
+    the root of phi(sigma) = kappa sum_j (x_j(sigma) - a_j) - sigma: decreasing and piecewise
+    linear, with breakpoints g_j + kappa a_j (x_j = 0 from there up) and g_j - kappa (hi_j - a_j)
+    (x_j = hi_j from there down), found between two sorted breakpoints and solved on that piece.
+    sigma is in the gradient's units: with s = 1^T d itself the breakpoints would sit at
+    g / kappa, where for a tiny kappa each pair rounds to one number.  x is clipped to the box
+    exactly.
     """
     m = g.size
-    t = g / kappa
-    points = np.sort(np.concatenate((t + a, t + a - hi)))
+    points = np.sort(np.concatenate((g + kappa * a, g - kappa * (hi - a))))
 
-    def phi(s):
-        total = -s
+    def new_value(j, sigma):
+        return min(max(a[j] + (g[j] - sigma) / kappa, 0.0), hi[j])
+
+    def phi(sigma):
+        total = -sigma
         for j in range(m):
-            total += min(max(t[j] - s, -a[j]), hi[j] - a[j])
+            total += kappa * (new_value(j, sigma) - a[j])
         return total
 
     lo, up = 0, points.size - 1  # phi(points[lo]) > 0 > phi(points[up]) once bracketed
     if phi(points[lo]) <= 0.0:
-        s = points[lo] + phi(points[lo])  # below every breakpoint: every d_j at its upper end
+        sigma = points[lo] + phi(points[lo])  # below every breakpoint: every x_j at hi_j
     elif phi(points[up]) >= 0.0:
-        s = points[up] + phi(points[up])  # above every breakpoint: every d_j at its lower end
+        sigma = points[up] + phi(points[up])  # above every breakpoint: every x_j at 0
     else:
         while up - lo > 1:
             mid = (lo + up) // 2
@@ -66,11 +72,11 @@ def _block_step(g, a, hi, kappa, d):
                 lo = mid
             else:
                 up = mid
-        # on [points[lo], points[up]] phi is linear with slope -(free variables + 1)
+        # on [points[lo], points[up]] phi is linear (slope -(kappa free variables + 1))
         f_lo, f_up = phi(points[lo]), phi(points[up])
-        s = points[lo] + f_lo * (points[up] - points[lo]) / (f_lo - f_up)
+        sigma = points[lo] + f_lo * (points[up] - points[lo]) / (f_lo - f_up)
     for j in range(m):
-        d[j] = min(max(t[j] - s, -a[j]), hi[j] - a[j])
+        x[j] = new_value(j, sigma)
 
 
 @nb.njit(cache=True)
@@ -81,7 +87,7 @@ def _pass(KT, y_index, alpha, hi, UP, UA, patterns, keep):
     pointing out of the box.  ``KT`` is K transposed: row i is K's column i, read contiguously.
     """
     N, L = alpha.shape
-    g, a, top, d = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
+    g, a, top, new = np.empty(L), np.empty(L), np.empty(L), np.empty(L)
     index = np.empty(L, dtype=np.int64)
     worst, moved = 0.0, 0
     for k in range(patterns.size):
@@ -107,17 +113,18 @@ def _pass(KT, y_index, alpha, hi, UP, UA, patterns, keep):
         if violation <= 0.0 or kappa <= 0.0:
             continue
         worst = max(worst, violation)
-        _block_step(g[:m], a[:m], top[:m], kappa, d[:m])
+        _block_step(g[:m], a[:m], top[:m], kappa, new[:m])
         total = 0.0
         for q in range(m):
-            if d[q] == 0.0:
+            d = new[q] - a[q]
+            if d == 0.0:
                 continue
             j = index[q]
-            alpha[i, j] = a[q] + d[q]
-            total += d[q]
+            alpha[i, j] = new[q]
+            total += d
             moved += 1
             for r in range(N):
-                UA[r, j] += KT[i, r] * d[q]
+                UA[r, j] += KT[i, r] * d
         if total != 0.0:
             for r in range(N):
                 UP[r, yi] += KT[i, r] * total
@@ -143,8 +150,9 @@ def _epochs(KT, y_index, alpha, hi, UP, UA, tol, max_iter):
             return sweep + 1, moved, True
         if worst <= tol:  # the active patterns are done: check them all
             patterns, full = every, True
-        else:
-            patterns, full = patterns[keep], False
+        else:  # on with the patterns kept (all of them: a full pass again)
+            patterns = patterns[keep]
+            full = patterns.size == every.size
     return max_iter, moved, False
 
 

@@ -94,7 +94,7 @@ def test_a_difference_of_one_realisation_has_no_se(table2):
 CGRID = SCRIPT.with_name("robustness_cgrid.py")
 
 
-def test_c_grid_comparison_uses_the_realisations_both_grids_share(tmp_path):
+def test_c_grid_comparison_pools_the_fine_runs_and_reports_the_noise_floor(tmp_path):
     spec = importlib.util.spec_from_file_location("robustness_cgrid", CGRID)
     cgrid = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cgrid)
@@ -105,16 +105,38 @@ def test_c_grid_comparison_uses_the_realisations_both_grids_share(tmp_path):
         Task("iris", 50, 0, "one_vs_all"): [0.9, 0.9, 0.9, 0.9],
         Task("iris", 50, 1, "one_vs_all"): [0.9, 0.9, 0.9, 0.9],
     }
-    coarse = {  # realisations 0, 1 and 2: the third is not compared
-        Task("iris", 50, r, m): acc
-        for r, acc_i in enumerate([[0.8, 0.7], [0.8, 0.7], [0.2, 0.2]])
-        for m, acc in (("inhibitory", acc_i), ("one_vs_all", [0.9, 0.9]))
+    coarse = {  # realisation 2 is not compared; one task differs at a shared setting (C = 1.1)
+        Task("iris", 50, 0, "inhibitory"): [0.8, 0.7],
+        Task("iris", 50, 1, "inhibitory"): [0.8, 0.7],
+        Task("iris", 50, 2, "inhibitory"): [0.1, 0.1],
+        Task("iris", 50, 0, "one_vs_all"): [0.9, 0.9],
+        Task("iris", 50, 1, "one_vs_all"): [0.9, 0.85],
+        Task("iris", 50, 2, "one_vs_all"): [0.1, 0.1],
     }
     write_study(tmp_path / "fine", "standardise", fine, Cs=fine_Cs)
     write_study(tmp_path / "coarse", "standardise", coarse, Cs=coarse_Cs)
     out = tmp_path / "cgrid.md"
     cgrid.main(str(out), [str(tmp_path / "fine")], [str(tmp_path / "coarse")])
     text = out.read_text()
-    # best 10 %: one setting each; fine 94.0 (C = 0.6), coarse 80.0 on realisations 0 and 1
+    # best 10 %: one setting each; fine 94.0 (C = 0.6), its coarse subset 80.0 (C = 0.1)
     assert "| iris | 50 | 2 | 94.0 (+14.0) | 90.0 (+0.0) |" in text
-    assert "(1/1, p = 0.500)" in text and "(0/1, p = 1.000)" in text  # fine wins, coarse loses
+    assert "1 of 4 tasks differ at some shared setting, by up to 5.0 points (one_vs_all)." in text
+    fine_table4, coarse_table4 = text.split("## 4. Table 4")[1:]
+    assert "| 50 | one_vs_all | L = 2.00 (1/1, p = 0.500)" in fine_table4  # fine: it wins
+    assert "| 50 | one_vs_all | L = 1.00 (0/1, p = 1.000)" in coarse_table4  # coarse: it loses
+
+
+def test_c_grid_comparison_refuses_other_seeds_and_grids_not_nested(tmp_path):
+    spec = importlib.util.spec_from_file_location("robustness_cgrid", CGRID)
+    cgrid = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cgrid)
+    fine = {"seed": 0, "gammas": [5.0], "tol": 1e-3}
+    with pytest.raises(ValueError, match="seed differs"):
+        cgrid.check_comparable({"none": fine}, {"none": {**fine, "seed": 1}}, (0.1, 0.6), (0.1,))
+    with pytest.raises(ValueError, match="not on the fine grid"):
+        cgrid.check_comparable({"none": fine}, {"none": fine}, (0.1, 0.6), (0.1, 2.6))
+    settings = cgrid.check_comparable(
+        {"none": {**fine, "gammas": [5.0, 10.0]}}, {"none": {**fine, "gammas": [5.0, 10.0]}},
+        (0.1, 0.6, 1.1), (0.1, 1.1),
+    )  # fmt: skip
+    assert list(settings) == [0, 2, 3, 5]  # gamma-major rows of the fine accuracies

@@ -108,18 +108,28 @@ def test_printed_kernel_machine_solves_the_appendix_e_second_line(C):
     assert free.sum() >= (2 if C == 2.0 else 10)
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_block_step_is_the_exact_maximiser_of_a_pattern_block(seed):
-    """_block_step against L-BFGS-B on max g'd - kappa/2 (||d||^2 + (1'd)^2), 0 <= a + d <= hi:
-    random gradients of both signs, points at either bound and inside."""
-    rng = np.random.default_rng(seed)
-    m = int(rng.integers(1, 9))
-    kappa = float(rng.uniform(0.2, 2.0))
-    hi = rng.uniform(0.5, 3.0, m)
-    a = np.where(rng.random(m) < 0.3, 0.0, np.where(rng.random(m) < 0.4, hi, rng.random(m) * hi))
-    g = rng.normal(0.0, 3.0, m)
-    d = np.empty(m)
-    _block_step(g, a, hi, kappa, d)
+def block_cases():
+    """Random blocks (gradients of both signs, points at either bound and inside), blocks whose
+    every variable goes to one end (the root below or above every breakpoint) and single
+    variables."""
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        m = int(rng.integers(1, 9))
+        hi = rng.uniform(0.5, 3.0, m)
+        in_box = rng.random(m) * hi
+        a = np.where(rng.random(m) < 0.3, 0.0, np.where(rng.random(m) < 0.4, hi, in_box))
+        yield rng.normal(0.0, 3.0, m), a, hi, float(rng.uniform(0.2, 2.0))
+    yield np.array([9.0, 7.0, 8.0]), np.array([0.0, 0.5, 1.0]), np.ones(3), 1.0  # all to hi
+    yield np.array([-9.0, -7.0, -8.0]), np.array([0.0, 0.5, 1.0]), np.ones(3), 1.0  # all to 0
+    yield np.array([0.4]), np.array([0.2]), np.array([2.0]), 0.5  # m = 1, inside
+    yield np.array([-5.0]), np.array([0.2]), np.array([2.0]), 0.5  # m = 1, to 0
+
+
+@pytest.mark.parametrize("g, a, hi, kappa", list(block_cases()))
+def test_block_step_is_the_exact_maximiser_of_a_pattern_block(g, a, hi, kappa):
+    """_block_step against L-BFGS-B on max g'd - kappa/2 (||d||^2 + (1'd)^2), 0 <= a + d <= hi."""
+    x = np.empty(g.size)
+    _block_step(g, a, hi, kappa, x)
 
     def objective(d):
         s = d.sum()
@@ -127,12 +137,21 @@ def test_block_step_is_the_exact_maximiser_of_a_pattern_block(seed):
 
     bounds = list(zip(-a, hi - a, strict=True))
     found = minimize(
-        objective, np.zeros(m), jac=True, method="L-BFGS-B", bounds=bounds,
+        objective, np.zeros(g.size), jac=True, method="L-BFGS-B", bounds=bounds,
         options={"ftol": 1e-15, "gtol": 1e-12},
     )  # fmt: skip
-    assert np.all(a + d >= -1e-15) and np.all(a + d <= hi + 1e-15)
-    assert objective(d)[0] <= found.fun + 1e-12
-    assert_allclose(d, found.x, atol=1e-6)
+    assert np.all(x >= 0.0) and np.all(x <= hi)  # exactly in the box
+    assert objective(x - a)[0] <= found.fun + 1e-12
+    assert_allclose(x - a, found.x, atol=1e-6)
+
+
+def test_block_step_with_a_tiny_curvature_is_the_box_linear_programme():
+    """kappa = 1e-200 (a precomputed K_ii that small): the quadratic is negligible and each
+    variable goes to the end its gradient points to; x is exactly 0 or hi."""
+    g, a, hi = np.array([0.5, -0.3, 1e-3]), np.array([0.2, 0.4, 0.0]), np.array([1.0, 2.0, 3.0])
+    x = np.empty(3)
+    _block_step(g, a, hi, 1e-200, x)
+    assert list(x) == [1.0, 0.0, 3.0]
 
 
 def test_cli_parses_the_preprocessing_and_the_printed_machine(tmp_path, capsys):
