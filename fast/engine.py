@@ -52,6 +52,7 @@ from msvm.fast.kernels import (
 )
 from msvm.fast.patterns import (
     CS,
+    SIGN,
     WW,
     activate_all,
     activate_row,
@@ -568,7 +569,12 @@ FACE_NEWTON = True
 # eps_shrink / COMPACT_DEPTH.  On 10 000 points at cache_size=200 (benchmark part "large"),
 # 0.5 and 2 took WW / CS 1.7-1.8 / 1.7-1.8 s against 2.5-3.0 / 2.1 s without; depth 1, 8 and
 # straight to tol, and fractions 0.35 and 0.7, were slower (benchmarks/NOTES.md, stop 13).
-COMPACT_FRACTION, COMPACT_DEPTH = 0.5, 2.0
+# The inhibitory machine's active set stays larger (a pattern stays while any of its L variables
+# is free) and its steps mostly compute their column: it compacts from
+# COMPACT_FRACTION_INHIBITORY.  Stop 25: 8 000 / 16 000 synthetic points 6.2 -> 4.9 s / 42.2 ->
+# 28.5 s, LETTER's first 16 000 115.8 -> 93.7 s; for WW and CS 0.8 was 4 % faster at 10 000 and
+# 5-9 % slower at 16 000, and Lee-Lin-Wahba never came down to 0.8 (8 000 points).
+COMPACT_FRACTION, COMPACT_FRACTION_INHIBITORY, COMPACT_DEPTH = 0.5, 0.8, 2.0
 
 # A cold explicit-weights run on at least SEED_MIN_ROWS patterns of a box-constrained dual starts
 # from a subsample's solution (``DecompositionSolver._seed``): SEED_FRACTION of the patterns,
@@ -1023,7 +1029,8 @@ class DecompositionSolver:
             def compact(patterns, epochs, tol):
                 return self._compact(source, alpha, U, dual, patterns, epochs, tol)
 
-            compact.at = int(COMPACT_FRACTION * N)
+            inhibitory = self.kind == SIGN and self.c > 0.0
+            compact.at = int((COMPACT_FRACTION_INHIBITORY if inhibitory else COMPACT_FRACTION) * N)
         compact_at = compact.at if compact is not None else -1
 
         def epochs(n, seed, active, n_active, schedule, shrink_at):

@@ -28,6 +28,7 @@ def compactions(monkeypatch):
     monkeypatch.setattr(engine.DecompositionSolver, "_compact", counted)
     # digits keeps about half its patterns active: compact from 3/4 so that every case does
     monkeypatch.setattr(engine, "COMPACT_FRACTION", 0.75)
+    monkeypatch.setattr(engine, "COMPACT_FRACTION_INHIBITORY", 0.75)
     return calls
 
 
