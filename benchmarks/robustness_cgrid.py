@@ -45,13 +45,17 @@ from msvm.verify.robustness import (  # noqa: E402
 SAME = ("seed", "gammas", "tol")  # besides the preprocessing (a folder per preprocessing)
 
 
-def merged_groups(studies: dict) -> tuple[dict, tuple, dict]:
-    """Every preprocessing's groups of one grid in one dict (a data set is in one folder), the
-    grid's C values (the same in every folder, or an error) and {preprocessing: config}."""
+def merged_groups(studies: dict, datasets: dict | None = None) -> tuple[dict, tuple, dict]:
+    """The groups of one grid's folders in one dict, each preprocessing's limited to the data sets
+    ``datasets[preprocessing]`` when given (the coarse study holds some data sets under every
+    preprocessing; the fine one each under one), the grid's C values (the same in every folder,
+    or an error) and {preprocessing: config}."""
     groups, grids = {}, set()
-    for config, g in studies.values():
+    for prep, (config, g) in studies.items():
         grids.add(tuple(config["Cs"]))
         for key, rs in g.items():
+            if datasets is not None and key[0] not in datasets.get(prep, ()):
+                continue
             if key in groups:
                 raise ValueError(f"{key} is in the folders of two preprocessings.")
             groups[key] = rs
@@ -125,8 +129,10 @@ def noise_floor(fine: dict, coarse: dict, settings: np.ndarray) -> tuple[int, in
 
 
 def main(out: str, fine_folders: list[str], coarse_folders: list[str]) -> None:
-    fine, fine_Cs, fine_configs = merged_groups(read_studies(fine_folders))
-    coarse, coarse_Cs, coarse_configs = merged_groups(read_studies(coarse_folders))
+    fine_studies = read_studies(fine_folders)
+    fine, fine_Cs, fine_configs = merged_groups(fine_studies)
+    held = {prep: {key[0] for key in g} for prep, (_, g) in fine_studies.items()}
+    coarse, coarse_Cs, coarse_configs = merged_groups(read_studies(coarse_folders), held)
     settings = check_comparable(fine_configs, coarse_configs, fine_Cs, coarse_Cs)
     fine = shared_rows(fine, coarse)
     if not fine:

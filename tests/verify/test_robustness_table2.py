@@ -115,8 +115,12 @@ def test_c_grid_comparison_pools_the_fine_runs_and_reports_the_noise_floor(tmp_p
     }
     write_study(tmp_path / "fine", "standardise", fine, Cs=fine_Cs)
     write_study(tmp_path / "coarse", "standardise", coarse, Cs=coarse_Cs)
+    # the coarse study has iris under another preprocessing too (its protocol runs): not compared
+    other = {Task("iris", 50, r, "inhibitory"): [0.0, 0.0] for r in range(2)}
+    write_study(tmp_path / "coarse_none", "none", other, Cs=coarse_Cs)
     out = tmp_path / "cgrid.md"
-    cgrid.main(str(out), [str(tmp_path / "fine")], [str(tmp_path / "coarse")])
+    coarse_folders = [str(tmp_path / "coarse"), str(tmp_path / "coarse_none")]
+    cgrid.main(str(out), [str(tmp_path / "fine")], coarse_folders)
     text = out.read_text()
     # best 10 %: one setting each; fine 94.0 (C = 0.6), its coarse subset 80.0 (C = 0.1)
     assert "| iris | 50 | 2 | 94.0 (+14.0) | 90.0 (+0.0) |" in text
