@@ -46,7 +46,10 @@ def _block_step(g, a, hi, kappa, x):
     (x_j = hi_j from there down), found between two sorted breakpoints and solved on that piece.
     sigma is in the gradient's units: with s = 1^T d itself the breakpoints would sit at
     g / kappa, where for a tiny kappa each pair rounds to one number.  x is clipped to the box
-    exactly.
+    exactly.  The engine's ``patterns.box_rank_one`` solves the same block (c = -1, v = 1) in s
+    and agrees to 1e-12 (tested) but for such a kappa (1e-200: all variables at 0 there), which
+    is why this block has its own root; box_rank_one serves every engine step, whose arithmetic
+    a change of its variable would move.
     """
     m = g.size
     points = np.sort(np.concatenate((g + kappa * a, g - kappa * (hi - a))))

@@ -14,12 +14,21 @@ from msvm.verify.robustness import Task, TaskResult
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "robustness_table2.py"
 
 
-@pytest.fixture(scope="module")
-def table2():
-    spec = importlib.util.spec_from_file_location("robustness_table2", SCRIPT)
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, SCRIPT.with_name(f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def table2():
+    return load_script("robustness_table2")
+
+
+@pytest.fixture(scope="module")
+def cgrid():
+    return load_script("robustness_cgrid")
 
 
 def write_study(folder: Path, preprocessing: str, tasks: dict, Cs=(0.1, 2.6)):
@@ -91,13 +100,7 @@ def test_a_difference_of_one_realisation_has_no_se(table2):
     assert table2.difference_note("one_vs_all", 50, 70.0, 67.0, 1.0).endswith("(se 1.0)")
 
 
-CGRID = SCRIPT.with_name("robustness_cgrid.py")
-
-
-def test_c_grid_comparison_pools_the_fine_runs_and_reports_the_noise_floor(tmp_path):
-    spec = importlib.util.spec_from_file_location("robustness_cgrid", CGRID)
-    cgrid = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cgrid)
+def test_c_grid_comparison_pools_the_fine_runs_and_reports_the_noise_floor(cgrid, tmp_path):
     fine_Cs, coarse_Cs = (0.1, 0.6, 1.1, 1.6), (0.1, 1.1)
     fine = {  # realisations 0 and 1; the fine grid's best setting (C = 0.6) is not on the coarse
         Task("iris", 50, 0, "inhibitory"): [0.8, 0.96, 0.7, 0.7],
@@ -130,10 +133,7 @@ def test_c_grid_comparison_pools_the_fine_runs_and_reports_the_noise_floor(tmp_p
     assert "| 50 | one_vs_all | L = 1.00 (0/1, p = 1.000)" in coarse_table4  # coarse: it loses
 
 
-def test_c_grid_comparison_refuses_other_seeds_and_grids_not_nested(tmp_path):
-    spec = importlib.util.spec_from_file_location("robustness_cgrid", CGRID)
-    cgrid = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cgrid)
+def test_c_grid_comparison_refuses_other_seeds_and_grids_not_nested(cgrid, tmp_path):
     fine = {"seed": 0, "gammas": [5.0], "tol": 1e-3}
     with pytest.raises(ValueError, match="seed differs"):
         cgrid.check_comparable({"none": fine}, {"none": {**fine, "seed": 1}}, (0.1, 0.6), (0.1,))

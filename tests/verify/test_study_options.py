@@ -9,6 +9,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.optimize import minimize
 
+from msvm.fast.patterns import box_rank_one
 from msvm.reference import Problem
 from msvm.reference.pairwise import difference_coef, negatives
 from msvm.reference.weston_watkins import printed_kernel
@@ -143,6 +144,10 @@ def test_block_step_is_the_exact_maximiser_of_a_pattern_block(g, a, hi, kappa):
     assert np.all(x >= 0.0) and np.all(x <= hi)  # exactly in the box
     assert objective(x - a)[0] <= found.fun + 1e-12
     assert_allclose(x - a, found.x, atol=1e-6)
+    # the engine's box_rank_one solves the same block (c = -1, v = 1) by sorted breakpoints in s
+    d, work = np.empty(g.size), np.empty(8 * g.size)
+    box_rank_one(g.size, g, kappa, -1.0, np.ones(g.size), -a, hi - a, d, work)
+    assert_allclose(x - a, d, atol=1e-12)
 
 
 def test_block_step_with_a_tiny_curvature_is_the_box_linear_programme():
