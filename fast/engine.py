@@ -20,8 +20,9 @@ epochs with the shrinking schedule (``after_epoch``) in numba; :class:`Decomposi
 the tolerances, stopping and warnings.  Stopping: the largest KKT violation (projected gradient)
 seen in a full pass over every variable is at most ``tol``.  One-vs-all's separable dual has its
 own class-by-class solver (``msvm.fast.separable``).  On the explicit-weights path the epochs are
-interleaved with damped Newton steps on the free face (``msvm.fast.face_newton``), which shorten
-coordinate descent's slow tail on ill-conditioned duals.
+interleaved with damped Newton steps on the free face (``msvm.fast.face_newton``), on the kernel
+path of Weston-Watkins and Crammer-Singer with exact ones, within a work budget
+(``msvm.fast.kernel_face``): both shorten coordinate descent's slow tail on ill-conditioned duals.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from msvm.fast import ssnal
+from msvm.fast import kernel_face, ssnal
 from msvm.fast.face_newton import DAMPING, FaceNewton
+from msvm.fast.kernel_face import KernelFaceNewton
 from msvm.fast.kernels import (
     block_rows,
     flat_to_zero,
@@ -560,9 +562,12 @@ KERNEL_PATH = (0.35, 1.5, TRANSFERS_FROM)
 WARM_KERNEL_PATH = (0.35, 1.0, TRANSFERS_FROM)
 LINEAR_PATH = (0.2, 1.0, np.inf)  # no kernel columns: no transfers
 
-# Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton);
-# tests switch them off to compare arithmetic paths exactly.
+# Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton)
+# and, for Weston-Watkins and Crammer-Singer, between the kernel epochs every KERNEL_FACE_PERIOD
+# epochs, within a work budget (msvm.fast.kernel_face); tests switch them off to compare
+# arithmetic paths exactly.
 FACE_NEWTON = True
+KERNEL_FACE_PERIOD = 10
 
 # With columns computed on demand (LRU), a run whose active set falls to COMPACT_FRACTION of the
 # patterns or fewer solves the problem restricted to them (DecompositionSolver._compact) to
@@ -932,9 +937,10 @@ class DecompositionSolver:
             since += ran
             if polish is not None and since >= period and n_iter < self.epochs:
                 gain = polish(active[:n_active])
-                period = every if gain > 0 else 2 * period
+                if gain is not None:  # (None: the step's work budget did not allow one yet)
+                    period = every if gain > 0 else 2 * period
                 since = 0
-                if self.verbose >= EPOCH_LINES:
+                if self.verbose >= EPOCH_LINES and gain is not None:
                     print(f"Newton step on the free face: dual gain {gain:.3e}")
         self._warn(schedule[WORST], schedule)
         return n_iter, schedule[WORST]
@@ -1038,7 +1044,15 @@ class DecompositionSolver:
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, compact_at)
             return kernel_epochs(*run, *args)
 
-        return self._run(epochs, N, KERNEL_PATH, compact=compact)
+        if not FACE_NEWTON or self.stop is not None or not kernel_face.applies(self.kind):
+            return self._run(epochs, N, KERNEL_PATH, compact=compact)
+        dual_terms = (self.kind, self.lin, self.hi, self.y_index)
+        newton = KernelFaceNewton(*dual_terms, source, self.offset, dual)
+
+        def polish(patterns):
+            return newton.step(alpha, U, patterns, self.n_steps)
+
+        return self._run(epochs, N, KERNEL_PATH, polish, KERNEL_FACE_PERIOD, compact=compact)
 
     def _compact(self, source, alpha, U, dual, patterns, epochs, tol):
         """Solve the problem restricted to ``patterns`` (the active ones) to ``tol``, the others

@@ -34,7 +34,9 @@ problems (Lin and More, SIAM J. Optim. 9, 1999), here on the dual, between coord
 epochs.  The engine's KKT check still decides convergence; a step accelerates, it never stops
 the run.  Only the explicit-weights (linear kernel) path takes these steps: there a product with
 K_PP costs O(|P| d) through the rows X_P, while with a kernel matrix it costs O(|P|^2), about an
-epoch of the shrunk set (measured on digits: the epochs saved did not pay for the steps).
+epoch of the shrunk set (measured on digits: the epochs saved did not pay for the steps).  The
+kernel path of Weston-Watkins and Crammer-Singer takes exact steps instead, on the faces of wide
+kernels at large C and within a work budget (``msvm.fast.kernel_face``).
 """
 
 from __future__ import annotations

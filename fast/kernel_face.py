@@ -1,0 +1,253 @@
+"""Newton steps on the free face of the Weston-Watkins and Crammer-Singer kernel duals.
+
+With a wide kernel and a large C (glass, vowel, vehicle at gamma = scale / 10, C = 1000) the
+kernel path's coordinate descent crawls: on glass Weston-Watkins took 16 000 epochs of about 20
+pattern steps, Crammer-Singer 25 000, where SVC needs milliseconds.  The dual is a quadratic on
+the face of the box where it sits, and there a Newton step solves what the epochs approach
+slowly.  With F the free variables (0 < alpha < hi) of the active patterns P and every other
+variable held, the step d solves
+
+    (Q_FF + eps I) d = g_F,      Q[(i, r), (j, s)] = (K_ij + offset) (e_y_i - e_r) . (e_y_j - e_s),
+
+g = lin - S^T K Z the dual gradient (``msvm.fast.patterns``: S_i = e_y 1^T - I, M = I), eps a
+relative RIDGE that keeps the solve defined where K is numerically singular.  For Crammer-Singer
+a budget sum_r alpha_ir <= C that binds is kept: d moves in sum_{r free} d_ir = 0 there (one
+multiplier per binding pattern in the linear system).  From alpha the step goes to whichever
+gains more of the full step clip(alpha + d) (its budgets scaled back onto C, as
+``face_newton.line_moves`` does) and the step along d up to the first bound it meets, that
+variable put exactly on its bound (a budget: exactly full); the variables then at a bound leave
+the face and the step is repeated, up to INNER_STEPS times, until a full step stays inside the
+box -- the optimum of the face (a primal active-set method on the face, Nocedal and Wright,
+Numerical Optimization, 2nd ed., section 16.5).  The gains are exact:
+
+    D(alpha + Delta) - D(alpha) = lin . Delta - <dZ, U_P> - 1/2 <dZ, (K_PP + offset) dZ>,
+
+dZ = S Delta, U = (K + offset) Z the engine's outputs.  Measured on glass (149 training points,
+6 classes, standardised; gamma = scale / 10, C = 1000): Weston-Watkins 15 600 -> 3 400 epochs,
+0.70 -> 0.31 s, Crammer-Singer 24 600 -> 3 800 epochs, 0.99 -> 0.40 s (benchmarks/NOTES.md,
+stop 26).
+
+The steps are charged to a work budget so that they cost at most a fraction WORK_SHARE of the
+epochs run so far, and none is taken before the epochs have made STEPS_FROM pattern steps per
+pattern: a run that converges in a few hundred epochs with most variables free would otherwise
+pay for solves of hundreds of variables that it does not need (glass, gamma = 10 scale: 0.010 ->
+0.028 s without a budget).  The costs are modelled, not timed (a fit's path must not depend on
+the machine's load): ``epoch_work``, ``solve_cost`` and APPLY_COST, fitted on glass, vowel,
+vehicle and digits.
+
+The inhibitory and Lee-Lin-Wahba machines do not take these steps: their faces are large and
+singular (the inhibitory pattern Hessian K_ii (I - y_i y_i^T / L) at mu = 1/L), the Newton
+directions run off along the flat directions to the first bound, one variable per solve, and on
+glass every variant tried (ridge, pseudo-inverse, Levenberg-Marquardt damping) was 1.2-4.9x
+slower than the epochs alone (benchmarks/NOTES.md, stop 26).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from msvm.fast.kernels import block_rows, is_lru, kernel_block
+from msvm.fast.patterns import CS, WW, activate_all, pattern_apply, pattern_transpose
+from msvm.fast.threads import blas_threads
+
+RIDGE = 1e-10  # eps / the mean diagonal of Q_FF
+INNER_STEPS = 20  # face solves per Newton step at most
+MAX_FREE = 2000  # free variables at most (Q_FF in memory: 32 MB)
+WORK_SHARE = 0.5  # the steps' work at most this fraction of the epochs' so far
+STEPS_FROM = 20  # ... and no step before the epochs took this many pattern steps per pattern
+# The work model, in ns (fitted on glass, vowel, vehicle and digits, stop 26): an epoch's pattern
+# step STEP_COST[0] + STEP_COST[1] N L; a face solve with m free variables SOLVE_COST[0] +
+# SOLVE_COST[1] m^2 + SOLVE_COST[2] m^3; bringing the outputs up to date APPLY_COST |P| N L.
+STEP_COST = (2200.0, 0.13)
+SOLVE_COST = (3.5e5, 11.0, 0.029)
+APPLY_COST = 1.2
+
+
+def applies(kind: int) -> bool:
+    """Whether the kernel path takes Newton steps on the free face for this kind of dual."""
+    return kind in (WW, CS)
+
+
+def epoch_work(steps: int, N: int, L: int) -> float:
+    """The modelled work of ``steps`` pattern steps of the kernel epochs (ns)."""
+    return steps * (STEP_COST[0] + STEP_COST[1] * N * L)
+
+
+def solve_cost(m: int) -> float:
+    """The modelled work of one face solve with m free variables (ns)."""
+    return SOLVE_COST[0] + m * m * (SOLVE_COST[1] + m * SOLVE_COST[2])
+
+
+class KernelFaceNewton:
+    """Newton steps on the free face of one WW or CS kernel dual (see the module docstring).
+
+    Parameters: the dual (``kind``, ``lin``, ``hi``, ``y_index``), the column ``source`` of the
+    engine (``msvm.fast.kernels``), the ``offset`` of K + offset 11^T and the dual state tuple
+    whose variable lists are reset after a step (``engine.DecompositionSolver._dual``).
+    """
+
+    def __init__(self, kind, lin, hi, y_index, source, offset, dual):
+        self.kind, self.lin, self.hi, self.y_index = kind, lin, hi, y_index
+        self.source, self.offset, self.dual = source, offset, dual
+        self.spent = 0.0  # modelled work of the steps so far (ns)
+
+    def step(self, alpha, U, patterns, steps) -> float | None:
+        """One Newton step on the free face of ``patterns`` (the engine's active ones); updates
+        ``alpha`` and the outputs ``U`` and returns the dual gain: 0 if no step gained, None if
+        the epochs' ``steps`` so far do not allow one yet (fewer than STEPS_FROM per pattern, or
+        a step's work would exceed WORK_SHARE of theirs)."""
+        if steps < STEPS_FROM * alpha.shape[0]:
+            return None
+        work = epoch_work(steps, *alpha.shape)
+        P = np.sort(patterns)
+        a0, hi = alpha[P], self.hi[P]
+        free = (a0 > 0.0) & (a0 < hi)
+        m = int(np.count_nonzero(free))
+        if m == 0 or m > MAX_FREE:
+            return 0.0
+        apply = APPLY_COST * P.size * alpha.size
+        if self.spent + apply + solve_cost(m) > WORK_SHARE * work:
+            return None
+        self.spent += apply
+        K_PP = self._block(P, P)
+        with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
+            a, U_P = self._solve_face(a0.copy(), free, hi, K_PP, U[P], self.lin[P],
+                                      self.y_index[P], work)  # fmt: skip
+            dZ = pattern_apply(self.kind, a - a0, self.y_index[P])
+            if not np.any(dZ):
+                return 0.0
+            gain = self._gain(a - a0, dZ, U[P], K_PP, self.lin[P])
+            alpha[P] = a
+            self._add_columns(U, P, dZ)
+        activate_all(self.dual[1], self.dual[5], self.dual[6])  # the epochs' lists: stale at P
+        return gain
+
+    def _solve_face(self, a, free, hi, K_PP, U_P, lin, y, work):
+        """The active-set iterations from ``a`` (see the module docstring); returns the new
+        values and outputs of the patterns."""
+        kind, L = self.kind, a.shape[1]
+        budget = hi.max(axis=1)
+        U_P = U_P.copy()
+        for _ in range(INNER_STEPS):
+            rows, cols = np.nonzero(free)
+            m = rows.size
+            cost = solve_cost(m)
+            if m == 0 or self.spent + cost > WORK_SHARE * work:
+                break
+            self.spent += cost
+            g = (lin - pattern_transpose(kind, U_P, y))[rows, cols]
+            E = -np.eye(L)[cols]
+            E[np.arange(m), y[rows]] += 1.0  # row v: S_i e_r = e_y_i - e_r for v = (i, r)
+            Q = K_PP[np.ix_(rows, rows)] * (E @ E.T)
+            ridge = RIDGE * max(np.trace(Q) / m, np.finfo(float).tiny)
+            full = _full(a, budget, kind)
+            d = _face_direction(Q, g, ridge, rows, full)
+            D = np.zeros_like(a)
+            D[rows, cols] = d
+            best, best_a = 0.0, None
+            for candidate in (
+                _clipped(a, D, hi, budget, kind),
+                _to_first_bound(a, D, hi, budget, kind, full),
+            ):
+                if candidate is None:
+                    continue
+                dZ = pattern_apply(kind, candidate - a, y)
+                gain = self._gain(candidate - a, dZ, U_P, K_PP, lin)
+                if gain > best:
+                    best, best_a, best_dZ = gain, candidate, dZ
+            if best_a is None:
+                break
+            a = best_a
+            U_P += K_PP @ best_dZ
+            at_bound = free & ((a <= 0.0) | (a >= hi))
+            if not (at_bound.any() or np.any(_full(a, budget, kind) & ~full)):
+                break  # inside the box: the optimum of the face
+            free &= ~at_bound
+        return a, U_P
+
+    def _gain(self, delta, dZ, U_P, K_PP, lin):
+        """D(alpha + delta) - D(alpha) for the patterns' outputs U_P and K_PP + offset."""
+        return float(np.vdot(lin, delta) - np.vdot(dZ, U_P) - 0.5 * np.vdot(dZ, K_PP @ dZ))
+
+    def _block(self, rows, cols):
+        """(K + offset)[rows, cols]."""
+        source = self.source
+        K = kernel_block(source, rows, cols) if is_lru(source) else source[7][np.ix_(rows, cols)]
+        return K + self.offset if self.offset != 0.0 else K
+
+    def _add_columns(self, U, P, dZ):
+        """U += (K + offset)[:, P] dZ, a block of rows at a time within the cache's memory."""
+        N = U.shape[0]
+        if not is_lru(self.source):
+            U += self.source[7][P].T @ dZ + self.offset * dZ.sum(axis=0)
+            return
+        step = block_rows(P.size, self.source[7].nbytes)
+        for start in range(0, N, step):
+            block = np.arange(start, min(N, start + step))
+            U[block] += self._block(block, P) @ dZ
+
+
+def _full(a, budget, kind):
+    """Which patterns' budgets sum_r alpha_ir <= C bind (to rounding; none but for CS)."""
+    if kind != CS:
+        return np.zeros(a.shape[0], dtype=bool)
+    return a.sum(axis=1) >= budget * (1.0 - 1e-12)
+
+
+def _face_direction(Q, g, ridge, rows, full):
+    """d solving (Q + ridge I) d = g, with sum_{r free} d_ir = 0 for the patterns i whose budget
+    is ``full`` (a multiplier each; -ridge on the multipliers' diagonal keeps the system
+    regular)."""
+    m = g.size
+    bound = np.unique(rows[full[rows]])
+    if bound.size == 0:
+        return np.linalg.solve(Q + ridge * np.eye(m), g)
+    A = (rows[None, :] == bound[:, None]).astype(float)
+    system = np.block([[Q + ridge * np.eye(m), A.T], [A, -ridge * np.eye(bound.size)]])
+    return np.linalg.solve(system, np.concatenate([g, np.zeros(bound.size)]))[:m]
+
+
+def _clipped(a, D, hi, budget, kind):
+    """clip(a + D, 0, hi); for CS, where that overfills a budget, the increases scaled back until
+    it fits (as ``face_newton.line_moves``)."""
+    new = np.clip(a + D, 0.0, hi)
+    if kind != CS:
+        return new
+    delta = new - a
+    added = np.where(delta > 0.0, delta, 0.0).sum(axis=1)
+    used = a.sum(axis=1) + np.where(delta < 0.0, delta, 0.0).sum(axis=1)
+    over = (added > 0.0) & (used + added > budget)
+    if over.any():
+        scale = np.ones(a.shape[0])
+        scale[over] = np.clip((budget[over] - used[over]) / added[over], 0.0, 1.0)
+        new = a + np.where(delta > 0.0, delta * scale[:, None], delta)
+    return new
+
+
+def _to_first_bound(a, D, hi, budget, kind, full):
+    """a + t D for the largest t <= 1 that stays in the box (and, for CS, within the budgets
+    that are not full), the variable that stops it put exactly on its bound (its budget exactly
+    full); None when the full step stays inside (``_clipped`` is then the same step)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        limits = np.where(D > 0.0, (hi - a) / D, np.where(D < 0.0, -a / D, np.inf))
+    i, r = np.unravel_index(np.argmin(limits), a.shape)
+    t, stop = limits[i, r], ("box", i, r)
+    if kind == CS:
+        rise = D.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where((rise > 0.0) & ~full, (budget - a.sum(axis=1)) / rise, np.inf)
+        k = int(np.argmin(room))
+        if room[k] < t:
+            t, stop = room[k], ("budget", k, 0)
+    if not t < 1.0:
+        return None
+    new = np.clip(a + max(t, 0.0) * D, 0.0, hi)
+    kind_of_stop, i, r = stop
+    if kind_of_stop == "box":
+        new[i, r] = hi[i, r] if D[i, r] > 0.0 else 0.0
+    else:  # the moved variables of pattern i scaled so that its budget is exactly full
+        moved = D[i] != 0.0
+        excess = new[i].sum() - budget[i]
+        share = D[i, moved] / D[i, moved].sum()
+        new[i, moved] = np.clip(new[i, moved] - excess * share, 0.0, hi[i, moved])
+    return new
