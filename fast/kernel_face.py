@@ -52,7 +52,10 @@ from msvm.fast.threads import blas_threads
 
 RIDGE = 1e-10  # eps / the mean diagonal of Q_FF
 INNER_STEPS = 20  # face solves per Newton step at most
-MAX_FREE = 2000  # free variables at most (Q_FF in memory: 32 MB)
+# Free variables at most: a larger face's solve costs 0.1-0.3 s, and on MNIST-4000 (faces of
+# ~1 900 at gamma = scale / 10) the one or two a run could afford gained nothing the epochs did
+# not (1.1-1.2x slower); on glass, vowel, vehicle and digits the faces held at most ~450.
+MAX_FREE = 1000
 WORK_SHARE = 0.5  # the steps' work at most this fraction of the epochs' so far
 STEPS_FROM = 20  # ... and no step before the epochs took this many pattern steps per pattern
 # The work model, in ns (fitted on glass, vowel, vehicle and digits, stop 26): an epoch's pattern
