@@ -103,11 +103,13 @@ class KernelFaceNewton:
             return None
         work = epoch_work(steps, *alpha.shape)
         P = np.sort(patterns)
-        a0, hi = alpha[P], self.hi[P]
-        free = (a0 > 0.0) & (a0 < hi)
+        free = (alpha[P] > 0.0) & (alpha[P] < self.hi[P])
         m = int(np.count_nonzero(free))
         if m == 0 or m > MAX_FREE:
             return 0.0
+        holding = free.any(axis=1)  # only these patterns move: K_PP is over them alone
+        P, free = P[holding], free[holding]
+        a0, hi = alpha[P], self.hi[P]
         apply = APPLY_COST * P.size * alpha.size
         if self.spent + apply + solve_cost(m) > WORK_SHARE * work:
             return None
