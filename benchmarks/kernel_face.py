@@ -1,0 +1,95 @@
+"""The kernel path's Newton steps on the free face (``msvm.fast.kernel_face``, issue 15) against the
+epochs alone, in one process: Weston-Watkins and Crammer-Singer at C in {1, 100, 1000} x gamma in
+{scale / 10, scale, 10 scale} on the grid benchmark's data and splits (``grid.dataset``).
+
+    python benchmarks/kernel_face.py [glass] [vehicle] [vowel] [digits] [mnist] [--repeats R]
+
+Each cell fits with and without the steps (``msvm.fast.engine.FACE_NEWTON``), alternating, R times
+(default 3), and reports the median CPU times, their ratio, the epochs and the relative difference
+of the dual objectives.  Writes benchmarks/results/kernel_face.md and prints it.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+sys.path.insert(0, str(Path(__file__).parent))
+import grid  # noqa: E402
+
+from msvm.fast import CrammerSingerSVC, WestonWatkinsSVC, engine  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+MACHINES = (WestonWatkinsSVC, CrammerSingerSVC)
+CS_GRID = (1.0, 100.0, 1000.0)
+
+
+def cell(Estimator, C, gamma, X, y, repeats):
+    """{with steps: (median CPU seconds, epochs, dual objective)}, alternating the two."""
+    times, last = {True: [], False: []}, {}
+    for _ in range(repeats):
+        for steps in (False, True):
+            engine.FACE_NEWTON = steps
+            clf = Estimator(C=C, gamma=gamma, random_state=0)
+            start = time.process_time()
+            clf.fit(X, y)
+            times[steps].append(time.process_time() - start)
+            last[steps] = (clf.n_iter_, clf.dual_objective_)
+    engine.FACE_NEWTON = True
+    return {steps: (float(np.median(times[steps])), *last[steps]) for steps in (False, True)}
+
+
+def run(name, repeats):
+    X, y, train_size = grid.dataset(name)
+    Xtr, _, ytr, _ = train_test_split(X, y, train_size=train_size, stratify=y, random_state=0)
+    scale = 1.0 / (Xtr.shape[1] * Xtr.var())
+    for Estimator in MACHINES:  # compile and warm the caches outside the timings
+        Estimator(max_iter=2).fit(Xtr[:50], ytr[:50])
+    rows = []
+    for factor in grid.GAMMA_FACTORS:
+        for C in CS_GRID:
+            for Estimator in MACHINES:
+                out = cell(Estimator, C, factor * scale, Xtr, ytr, repeats)
+                (t0, it0, d0), (t1, it1, d1) = out[False], out[True]
+                rows.append(
+                    f"| {name} | {Estimator.__name__} | {C:g} | {factor:g} | {t0:.3f} | {t1:.3f} "
+                    f"| {t1 / t0:.2f} | {it0} → {it1} | {(d1 - d0) / abs(d0):+.1e} |"
+                )
+                print(rows[-1], flush=True)
+    return rows
+
+
+def main(argv):
+    repeats = 3
+    if "--repeats" in argv:
+        k = argv.index("--repeats")
+        repeats, argv = int(argv[k + 1]), argv[:k] + argv[k + 2 :]
+    names = argv or ["glass", "vehicle", "vowel", "digits", "mnist"]
+    lines = [
+        f"### Newton steps on the free face against the epochs alone ({repeats} alternating fits "
+        "per cell, median CPU time)",
+        "",
+        "| data | estimator | C | gamma/scale | epochs alone [s] | with steps [s] | ratio | epochs "
+        "| dual difference (rel.) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in names:
+        lines += run(name, repeats)
+    ratios = [float(line.split("|")[7]) for line in lines[4:]]
+    lines += [
+        "",
+        f"Ratios: median {np.median(ratios):.2f}, best {min(ratios):.2f}, worst {max(ratios):.2f} "
+        f"over {len(ratios)} cells.",
+    ]
+    text = "\n".join(lines) + "\n"
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "kernel_face.md").write_text(text)
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
