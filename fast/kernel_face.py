@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msvm.fast.kernels import block_rows, is_lru, kernel_block
+from msvm.fast.kernels import FLAT, block_rows, is_lru, kernel_block
 from msvm.fast.patterns import CS, WW, activate_all, pattern_apply, pattern_transpose
 from msvm.fast.threads import blas_threads
 
@@ -135,18 +135,23 @@ class KernelFaceNewton:
         U_P = U_P.copy()
         for _ in range(INNER_STEPS):
             rows, cols = np.nonzero(free)
-            m = rows.size
-            cost = solve_cost(m)
-            if m == 0 or self.spent + cost > WORK_SHARE * work:
+            full = _full(a, budget, kind)
+            bound = np.unique(rows[full[rows]])  # the full budgets among the face's patterns
+            cost = solve_cost(rows.size + bound.size)
+            if rows.size == 0 or self.spent + cost > WORK_SHARE * work:
                 break
             self.spent += cost
             g = (lin - pattern_transpose(kind, U_P, y))[rows, cols]
             E = -np.eye(L)[cols]
-            E[np.arange(m), y[rows]] += 1.0  # row v: S_i e_r = e_y_i - e_r for v = (i, r)
+            E[np.arange(rows.size), y[rows]] += 1.0  # row v: S_i e_r = e_y_i - e_r, v = (i, r)
             Q = K_PP[np.ix_(rows, rows)] * (E @ E.T)
-            ridge = RIDGE * max(np.trace(Q) / m, np.finfo(float).tiny)
-            full = _full(a, budget, kind)
-            d = _face_direction(Q, g, ridge, rows, full)
+            curvature = np.trace(Q) / rows.size
+            if not curvature > FLAT:  # a flat face: the box decides, the epochs' steps take it
+                break
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                d = _face_direction(Q, g, RIDGE * curvature, rows, bound)
+            if not np.isfinite(d).all():  # (a face nearly flat: curvature ~1e-300)
+                break
             D = np.zeros_like(a)
             D[rows, cols] = d
             best, best_a = 0.0, None
@@ -199,16 +204,17 @@ def _full(a, budget, kind):
     return a.sum(axis=1) >= budget * (1.0 - 1e-12)
 
 
-def _face_direction(Q, g, ridge, rows, full):
-    """d solving (Q + ridge I) d = g, with sum_{r free} d_ir = 0 for the patterns i whose budget
-    is ``full`` (a multiplier each; -ridge on the multipliers' diagonal keeps the system
-    regular)."""
+def _face_direction(Q, g, ridge, rows, bound):
+    """d solving (Q + ridge I) d = g, with sum_{r free} d_ir = 0 exactly for the patterns i in
+    ``bound`` (full budgets; a multiplier each: the saddle-point system is regular, as Q + ridge I
+    is positive definite and each bound pattern holds a free variable).  (With -ridge on the
+    multipliers' diagonal instead, sum_r d_ir = ridge times the multiplier, positive where the
+    budget binds: a step to the first bound overfilled it by up to 1e-8 relative.)"""
     m = g.size
-    bound = np.unique(rows[full[rows]])
     if bound.size == 0:
         return np.linalg.solve(Q + ridge * np.eye(m), g)
     A = (rows[None, :] == bound[:, None]).astype(float)
-    system = np.block([[Q + ridge * np.eye(m), A.T], [A, -ridge * np.eye(bound.size)]])
+    system = np.block([[Q + ridge * np.eye(m), A.T], [A, np.zeros((bound.size, bound.size))]])
     return np.linalg.solve(system, np.concatenate([g, np.zeros(bound.size)]))[:m]
 
 

@@ -3,6 +3,8 @@ direct evaluation of the dual, and in the engine against the epochs alone."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
@@ -12,7 +14,7 @@ from msvm.core import datasets
 from msvm.fast import CrammerSingerSVC, WestonWatkinsSVC, engine, kernel_face
 from msvm.fast.engine import DecompositionSolver
 from msvm.fast.kernel_face import KernelFaceNewton
-from msvm.fast.kernels import column_source
+from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import CS, dual_vectors
 
 MACHINES = [WestonWatkinsSVC, CrammerSingerSVC]
@@ -68,9 +70,10 @@ def steps_allowed(N):
 @pytest.mark.parametrize("Machine", MACHINES)
 @pytest.mark.parametrize("offset", [0.0, 0.7])
 @pytest.mark.parametrize("cache_size", [200.0, 0.01])  # the whole Gram matrix; columns on demand
-def test_step_gains_what_it_reports_and_keeps_the_outputs(Machine, offset, cache_size):
-    kind, lin, hi, y_index, source, K = problem(Machine, 10.0, offset, cache_size)
-    alpha = random_state(kind, hi, seed=1)
+@pytest.mark.parametrize("C, seed", [(10.0, 1), (0.01, 2)])  # (0.01, 2): CS steps to a budget
+def test_step_gains_what_it_reports_and_keeps_the_outputs(Machine, offset, cache_size, C, seed):
+    kind, lin, hi, y_index, source, K = problem(Machine, C, offset, cache_size)
+    alpha = random_state(kind, hi, seed=seed)
     Z, _ = dual_vectors(kind, alpha, y_index, 0.0)
     U = np.asfortranarray(K @ Z)
     before = dual_value(lin, alpha, y_index, K, kind)
@@ -119,6 +122,20 @@ def test_one_step_returns_to_the_optimum_from_its_face(Machine, monkeypatch):
     step = newton(kind, lin, hi, y_index, source, 0.0, moved)
     step.step(moved, U_moved, np.arange(N), steps_allowed(N))
     assert dual_value(lin, moved, y_index, K, kind) == pytest.approx(optimum, rel=1e-10)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_a_flat_kernel_takes_no_step_and_raises_no_warning(Machine):
+    kind, lin, hi, y_index, _, _ = problem(Machine, 10.0, 0.0)
+    N = len(y_index)
+    source = precomputed_source(np.full((N, N), 1e-300))
+    alpha = random_state(kind, hi, seed=1)
+    U, kept = np.zeros(alpha.shape, order="F"), alpha.copy()
+    step = newton(kind, lin, hi, y_index, source, 0.0, alpha)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert step.step(alpha, U, np.arange(N), steps_allowed(N)) == 0.0
+    np.testing.assert_array_equal(alpha, kept)
 
 
 @pytest.mark.parametrize("Machine", MACHINES)
