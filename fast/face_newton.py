@@ -173,7 +173,7 @@ class FaceNewton:
 
         budget = hi_P.max(axis=1) if kind == CS else np.empty(0)
         if kind == CS:  # the budgets sum_r alpha_ir <= C that bind are kept
-            binding = a.sum(axis=1) >= budget * (1.0 - 1e-12)
+            binding = full_budgets(kind, a, budget)
             counts = np.maximum(mask.sum(axis=1), 1)
         keep_budgets = kind == CS and binding.any()
 
@@ -266,6 +266,13 @@ def line_moves(kind, a, d, hi, y, lin, KB, budget, lengths, moves, dZ):
                 dZ[i, k * L + j] = dS[j]
                 gains[k] += lin[i, j] * delta[j] - dS[j] * KB[i, j]
     return gains
+
+
+def full_budgets(kind, a, budget):
+    """Which patterns' budgets sum_r alpha_ir <= budget_i bind, to rounding (none but for CS)."""
+    if kind != CS:
+        return np.zeros(a.shape[0], dtype=bool)
+    return a.sum(axis=1) >= budget * (1.0 - 1e-12)
 
 
 def next_damping(damping, t):

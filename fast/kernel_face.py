@@ -13,8 +13,8 @@ g = lin - S^T K Z the dual gradient (``msvm.fast.patterns``: S_i = e_y 1^T - I, 
 relative RIDGE that keeps the solve defined where K is numerically singular.  For Crammer-Singer
 a budget sum_r alpha_ir <= C that binds is kept: d moves in sum_{r free} d_ir = 0 there (one
 multiplier per binding pattern in the linear system).  From alpha the step goes to whichever
-gains more of the full step clip(alpha + d) (its budgets scaled back onto C, as
-``face_newton.line_moves`` does) and the step along d up to the first bound it meets, that
+gains more of the full step clip(alpha + d) (its budgets scaled back onto C:
+``face_newton.line_moves``) and the step along d up to the first bound it meets, that
 variable put exactly on its bound (a budget: exactly full); the variables then at a bound leave
 the face and the step is repeated, up to INNER_STEPS times, until a full step stays inside the
 box -- the optimum of the face (a primal active-set method on the face, Nocedal and Wright,
@@ -46,12 +46,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from msvm.fast.face_newton import full_budgets, line_moves
 from msvm.fast.kernels import FLAT, block_rows, is_lru, kernel_block
 from msvm.fast.patterns import CS, WW, activate_all, pattern_apply, pattern_transpose
 from msvm.fast.threads import blas_threads
 
 RIDGE = 1e-10  # eps / the mean diagonal of Q_FF
 INNER_STEPS = 20  # face solves per Newton step at most
+FULL_STEP = np.ones(1)  # the line search's one length (``line_moves``)
 # Free variables at most: a larger face's solve costs 0.1-0.3 s, and on MNIST-4000 (faces of
 # ~1 900 at gamma = scale / 10) the one or two a run could afford gained nothing the epochs did
 # not (1.1-1.2x slower); on glass, vowel, vehicle and digits the faces held at most ~450.
@@ -135,7 +137,7 @@ class KernelFaceNewton:
         U_P = U_P.copy()
         for _ in range(INNER_STEPS):
             rows, cols = np.nonzero(free)
-            full = _full(a, budget, kind)
+            full = full_budgets(kind, a, budget)
             bound = np.unique(rows[full[rows]])  # the full budgets among the face's patterns
             cost = solve_cost(rows.size + bound.size)
             if rows.size == 0 or self.spent + cost > WORK_SHARE * work:
@@ -154,23 +156,23 @@ class KernelFaceNewton:
                 break
             D = np.zeros_like(a)
             D[rows, cols] = d
-            best, best_a = 0.0, None
-            for candidate in (
-                _clipped(a, D, hi, budget, kind),
-                _to_first_bound(a, D, hi, budget, kind, full),
-            ):
-                if candidate is None:
-                    continue
-                dZ = pattern_apply(kind, candidate - a, y)
-                gain = self._gain(candidate - a, dZ, U_P, K_PP, lin)
+            # the clipped full step (CS: its increases scaled back onto a budget they overfill)
+            moves, dZ = np.empty((1, *a.shape)), np.empty(a.shape)
+            linear = line_moves(kind, a, D, hi, y, lin, U_P, budget, FULL_STEP, moves, dZ)[0]
+            best, best_dZ = linear - 0.5 * np.vdot(dZ, K_PP @ dZ), dZ
+            best_a = np.clip(a + moves[0], 0.0, hi)  # (a + (hi - a) can round above hi)
+            stopped = _to_first_bound(a, D, hi, budget, kind, full)
+            if stopped is not None:
+                dZ = pattern_apply(kind, stopped - a, y)
+                gain = self._gain(stopped - a, dZ, U_P, K_PP, lin)
                 if gain > best:
-                    best, best_a, best_dZ = gain, candidate, dZ
-            if best_a is None:
+                    best, best_a, best_dZ = gain, stopped, dZ
+            if not best > 0.0:
                 break
             a = best_a
             U_P += K_PP @ best_dZ
             at_bound = free & ((a <= 0.0) | (a >= hi))
-            if not (at_bound.any() or np.any(_full(a, budget, kind) & ~full)):
+            if not (at_bound.any() or np.any(full_budgets(kind, a, budget) & ~full)):
                 break  # inside the box: the optimum of the face
             free &= ~at_bound
         return a, U_P
@@ -197,13 +199,6 @@ class KernelFaceNewton:
             U[block] += self._block(block, P) @ dZ
 
 
-def _full(a, budget, kind):
-    """Which patterns' budgets sum_r alpha_ir <= C bind (to rounding; none but for CS)."""
-    if kind != CS:
-        return np.zeros(a.shape[0], dtype=bool)
-    return a.sum(axis=1) >= budget * (1.0 - 1e-12)
-
-
 def _face_direction(Q, g, ridge, rows, bound):
     """d solving (Q + ridge I) d = g, with sum_{r free} d_ir = 0 exactly for the patterns i in
     ``bound`` (full budgets; a multiplier each: the saddle-point system is regular, as Q + ridge I
@@ -218,27 +213,10 @@ def _face_direction(Q, g, ridge, rows, bound):
     return np.linalg.solve(system, np.concatenate([g, np.zeros(bound.size)]))[:m]
 
 
-def _clipped(a, D, hi, budget, kind):
-    """clip(a + D, 0, hi); for CS, where that overfills a budget, the increases scaled back until
-    it fits (as ``face_newton.line_moves``)."""
-    new = np.clip(a + D, 0.0, hi)
-    if kind != CS:
-        return new
-    delta = new - a
-    added = np.where(delta > 0.0, delta, 0.0).sum(axis=1)
-    used = a.sum(axis=1) + np.where(delta < 0.0, delta, 0.0).sum(axis=1)
-    over = (added > 0.0) & (used + added > budget)
-    if over.any():
-        scale = np.ones(a.shape[0])
-        scale[over] = np.clip((budget[over] - used[over]) / added[over], 0.0, 1.0)
-        new = a + np.where(delta > 0.0, delta * scale[:, None], delta)
-    return new
-
-
 def _to_first_bound(a, D, hi, budget, kind, full):
     """a + t D for the largest t <= 1 that stays in the box (and, for CS, within the budgets
     that are not full), the variable that stops it put exactly on its bound (its budget exactly
-    full); None when the full step stays inside (``_clipped`` is then the same step)."""
+    full); None when the full step stays inside (the clipped full step is then the same)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         limits = np.where(D > 0.0, (hi - a) / D, np.where(D < 0.0, -a / D, np.inf))
     i, r = np.unravel_index(np.argmin(limits), a.shape)
