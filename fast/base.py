@@ -378,6 +378,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
                 selection=self._selection,
                 offset=rho,
                 verbose=self.verbose,
+                cache_size=self.cache_size,
                 **common,
             )
         eta = 1.0 if self.solver == "smo" else self.eta

@@ -39,8 +39,9 @@ from numba.extending import intrinsic
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from msvm.fast import kernel_face, ssnal
+from msvm.fast import interior_point, kernel_face, ssnal
 from msvm.fast.face_newton import DAMPING, FaceNewton
+from msvm.fast.interior_point import InteriorPointSwitch
 from msvm.fast.kernel_face import KernelFaceNewton
 from msvm.fast.kernels import (
     block_rows,
@@ -805,6 +806,8 @@ class DecompositionSolver:
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
     stop : callable or None, checked after every epoch of the cyclic selection; True ends the run
         (MProt Figure 11; the greedy and class-separable runs do not call it)
+    cache_size : MB, the memory the kernel path's interior-point run may take
+        (``msvm.fast.interior_point``; the column cache's own budget is its source's)
     """
 
     def __init__(
@@ -823,8 +826,10 @@ class DecompositionSolver:
         offset=0.0,
         verbose=0,
         stop=None,
+        cache_size=200,
     ):
         self.kind, self.c, self.lin, self.hi = kind, float(c), lin, hi
+        self.cache_bytes = int(cache_size * 2**20)
         self.shift = output_shift(kind, self.c, lin.shape[1])
         self.y_index, self.tol, self.max_iter = y_index, tol, max_iter
         self.epochs = epoch_limit(max_iter)
@@ -1044,10 +1049,16 @@ class DecompositionSolver:
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, compact_at)
             return kernel_epochs(*run, *args)
 
-        if not FACE_NEWTON or self.stop is not None or not kernel_face.applies(self.kind):
-            return self._run(epochs, N, KERNEL_PATH, compact=compact)
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
-        newton = KernelFaceNewton(*dual_terms, source, self.offset, dual)
+        if not FACE_NEWTON or self.stop is not None:
+            return self._run(epochs, N, KERNEL_PATH, compact=compact)
+        if kernel_face.applies(self.kind):
+            newton = KernelFaceNewton(*dual_terms, source, self.offset, dual)
+        elif interior_point.applies(self.kind, self.c):
+            newton = InteriorPointSwitch(*dual_terms[:1], self.c, *dual_terms[1:], source,
+                                         self.offset, dual, self.cache_bytes)  # fmt: skip
+        else:
+            return self._run(epochs, N, KERNEL_PATH, compact=compact)
 
         def polish(patterns):
             return newton.step(alpha, U, patterns, self.n_steps)

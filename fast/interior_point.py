@@ -1,0 +1,261 @@
+"""A primal-dual interior-point method for the inhibitory and Lee-Lin-Wahba kernel duals.
+
+Both duals (ISVM dual 6.1 at fixed mu; Lee-Lin-Wahba, ISVM Table 1) are, in the engine's terms
+(``msvm.fast.patterns``),
+
+    maximise lin . alpha - 1/2 <Z M, (K + offset) Z>,   Z = S alpha,   0 <= alpha <= hi,
+
+with S_i = diag(sigma_i) a sign per variable (inhibitory: y_ij; Lee-Lin-Wahba: -1) and
+M = I - s 11^T (inhibitory: s = c = mu (2 - mu L), so s = 1/L at mu = 1/L; Lee-Lin-Wahba: 1/L).
+In z = S alpha the Hessian is the Kronecker product K (x) M.  With a wide kernel and a large C
+their solutions hold hundreds of free variables on a face that K makes nearly singular, and
+coordinate descent crawls there (glass, gamma = scale / 10, C = 1000: 6 600 epochs for the
+inhibitory machine, 7 400 for Lee-Lin-Wahba; benchmarks/NOTES.md, stops 14, 26 and 27); Newton
+steps on the free face run off along its flat directions, one bound per solve.  An interior
+point does not guess the face: Mehrotra's predictor-corrector (Nocedal and Wright, Numerical
+Optimization, 2nd ed., Algorithm 16.4, here for bounds 0 <= alpha <= hi) reaches the optimum in
+12-15 Newton steps on every set tried.
+
+Each step solves (K (x) M + D) dz = r, D > 0 diagonal (the barrier's curvature in alpha,
+the same in z as S^2 = I).  Class j's block row reads (K + D_j) dz_j - s K v = r_j with
+v = sum_j dz_j, so dz_j = (K + D_j)^-1 (r_j + s K v) = a_j + s (v - G_j v) with
+a_j = (K + D_j)^-1 r_j and G_j = (K + D_j)^-1 D_j, and summing over j,
+
+    ((1 - s L) I + s G) v = sum_j a_j,     G = sum_j G_j:
+
+L Cholesky factorisations of N x N and one N x N LU per step, O(L N^3), instead of one of
+N L x N L, O(L^3 N^3).  The same factors serve the predictor and the corrector.  Variables
+fixed at 0 (hi = 0: Lee-Lin-Wahba's own class, zero sample weights) stay out of the
+complementarity conditions and get a curvature FIXED times the kernel's, so dz = 0 there.
+
+The method is an accelerator of the engine, never its answer: ``InteriorPointSwitch`` runs it
+once, when the epochs' modelled work reaches the method's own modelled cost (so a fit costs at
+most about twice the better of the two), moves every variable whose multiplier shows it at a
+bound onto that bound, and hands the point back to the epochs, which check the KKT conditions
+to ``tol`` as for any other start (on glass, vowel and vehicle at C = 1000, gamma = scale / 10
+they met tol = 1e-3 in one or two epochs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sl
+from scipy.linalg import lapack
+
+from msvm.fast.kernel_face import epoch_work
+from msvm.fast.kernels import is_lru, kernel_block
+from msvm.fast.patterns import LLW, SIGN, activate_all, pattern_apply
+from msvm.fast.threads import blas_threads
+
+MAX_ITER = 50  # Newton steps at most; a run that does not converge leaves alpha as it was
+GAP = 1e-11  # stop when the mean complementarity gap is below GAP (1 + |objective|) / n ...
+RESIDUAL = 1e-7  # ... and the dual residual below RESIDUAL (1 + max |lin| + max |Q alpha|)
+RIDGE = 1e-13  # added to K's diagonal, relative to its mean (K is often singular to rounding)
+FIXED = 1e16  # the curvature given to a variable fixed at 0, relative to the mean diagonal
+STEP_BACK = 0.995  # the fraction of the step to the boundary taken
+# The modelled cost in ns of one Newton step: STEP_NS . (L N^3, N^3, L N^2, 1) (LAPACK's
+# factorisations and inverses, the LU, the products and the Python around them; fitted on 15
+# sizes N = 100-900, L = 3-11, one thread, stop 27: within 0.7-1.17 of the times), and the steps
+# expected (10-15 on every problem tried); the switch runs the method once the epochs' modelled
+# work reaches SWITCH times its cost.
+STEP_NS = (0.024, 0.044, 18.4, 2.2e5)
+EXPECTED_STEPS = 14
+SWITCH = 1.0
+
+
+def applies(kind: int, c: float) -> bool:
+    """Whether the dual has the Kronecker Hessian K (x) (I - s 11^T) with s > 0."""
+    return kind == LLW or (kind == SIGN and c > 0.0)
+
+
+def modelled_cost(N: int, L: int) -> float:
+    """The modelled work of a whole run (ns): EXPECTED_STEPS Newton steps."""
+    n2 = float(N) ** 2
+    terms = (L * N * n2, N * n2, L * n2, 1.0)
+    return EXPECTED_STEPS * float(np.dot(STEP_NS, terms))
+
+
+def memory(N: int, L: int) -> int:
+    """Bytes of the run's N x N arrays: K, the L inverses, G and its LU."""
+    return 8 * (L + 3) * N * N
+
+
+def newton_factors(K, D, s):
+    """The inverses (K + D_j)^-1 (L, N, N) and the LU of (1 - s L) I + s G; None when a block
+    is not positive definite."""
+    N, L = D.shape
+    inverses = np.empty((L, N, N))
+    G, scaled = np.zeros((N, N)), np.empty((N, N))
+    for j in range(L):
+        block = K.copy()
+        block.flat[:: N + 1] += D[:, j]
+        chol, info = lapack.dpotrf(block, lower=1, clean=1, overwrite_a=1)
+        if info != 0:
+            return None
+        lower, info = lapack.dpotri(chol, lower=1, overwrite_c=1)  # (the upper triangle: 0)
+        if info != 0:
+            return None
+        inverse = inverses[j]
+        np.add(lower, lower.T, out=inverse)
+        inverse.flat[:: N + 1] *= 0.5
+        G += np.multiply(inverse, D[:, j], out=scaled)  # (K + D_j)^-1 D_j
+    system = (1.0 - s * L) * np.eye(N) + s * G
+    return inverses, sl.lu_factor(system, check_finite=False)
+
+
+def newton_solve(factors, D, s, R):
+    """dz solving (K (x) M + diag D) dz = R (N x L arrays), from ``newton_factors``."""
+    inverses, lu = factors
+    a, Gv = np.empty_like(R), np.empty_like(R)
+    for j in range(R.shape[1]):
+        a[:, j] = inverses[j] @ R[:, j]
+    v = sl.lu_solve(lu, a.sum(axis=1), check_finite=False)
+    for j in range(R.shape[1]):
+        Gv[:, j] = inverses[j] @ (D[:, j] * v)
+    return a + s * (v[:, None] - Gv)
+
+
+def hessian_product(K, Z, s):
+    """(K (x) M) z for Z (N x L): K (Z - s (Z 1) 1^T)."""
+    return K @ (Z - s * Z.sum(axis=1, keepdims=True))
+
+
+def interior_point(K, lin, hi, sigma, s):
+    """Maximise lin . alpha - 1/2 <Z M, K Z>, Z = sigma * alpha, 0 <= alpha <= hi, by Mehrotra's
+    predictor-corrector.  Returns (alpha, lower, upper, steps), lower and upper the multipliers
+    of alpha >= 0 and alpha <= hi, or None when it did not converge in MAX_ITER steps or a
+    Newton system was singular."""
+    N, L = lin.shape
+    fixed = hi <= 0.0
+    free = ~fixed
+    n = int(np.count_nonzero(free))
+    if n == 0:
+        return None
+    scale = np.trace(K) / N
+    K = K + RIDGE * scale * np.eye(N)
+    room = np.where(fixed, 1.0, hi)  # (a fixed variable's bounds drop out)
+    x = np.where(fixed, 0.0, 0.5 * room)
+    slack = room - x  # hi - x, kept as its own variable: recomputed, it rounds to 0 near hi
+    lower = np.where(fixed, 0.0, 1.0)
+    upper = lower.copy()
+    lin_size = 1.0 + np.abs(lin).max()
+    for step in range(MAX_ITER):
+        Qx = sigma * hessian_product(K, sigma * x, s)
+        residual = np.where(fixed, 0.0, Qx - lin - lower + upper)  # gradient of the minimised
+        gap = (np.sum(x * lower) + np.sum(slack * upper)) / (2 * n)
+        objective = np.vdot(lin, x) - 0.5 * np.vdot(x, Qx)
+        if not np.isfinite(gap + objective):
+            return None
+        if (gap < GAP * (1.0 + abs(objective)) / n
+                and np.abs(residual).max() < RESIDUAL * (lin_size + np.abs(Qx).max())):  # fmt: skip
+            return x, lower, upper, step
+        safe_x, safe_slack = np.where(fixed, 1.0, x), np.where(fixed, 1.0, slack)
+        D = np.where(fixed, FIXED * scale, lower / safe_x + upper / safe_slack)
+        factors = newton_factors(K, D, s)
+        if factors is None:
+            return None
+        state = (fixed, sigma, residual, safe_x, safe_slack, lower, upper)
+        # the affine predictor
+        dx, d_lower, d_upper = _direction(factors, D, s, state, -x * lower, -slack * upper)
+        primal = min(_to_boundary(x, dx, free), _to_boundary(slack, -dx, free))
+        dual = min(_to_boundary(lower, d_lower, free), _to_boundary(upper, d_upper, free))
+        gap_affine = (
+            np.sum((x + primal * dx) * (lower + dual * d_lower))
+            + np.sum((slack - primal * dx) * (upper + dual * d_upper))
+        ) / (2 * n)
+        centring = (gap_affine / gap) ** 3 * gap
+        r_lower = np.where(fixed, 0.0, centring - x * lower - dx * d_lower)
+        r_upper = np.where(fixed, 0.0, centring - slack * upper + dx * d_upper)
+        dx, d_lower, d_upper = _direction(factors, D, s, state, r_lower, r_upper)  # corrector
+        primal = STEP_BACK * min(_to_boundary(x, dx, free), _to_boundary(slack, -dx, free))
+        dual = STEP_BACK * min(
+            _to_boundary(lower, d_lower, free), _to_boundary(upper, d_upper, free)
+        )
+        x = np.where(fixed, 0.0, x + primal * dx)
+        slack = np.where(fixed, 1.0, slack - primal * dx)
+        lower = lower + dual * d_lower
+        upper = upper + dual * d_upper
+    return None
+
+
+def _direction(factors, D, s, state, r_lower, r_upper):
+    """(dx, d_lower, d_upper): the Newton step of the KKT conditions Q x - lin - lower + upper = 0
+    with the complementarity rows lower dx + x d_lower = r_lower and -upper dx + slack d_upper =
+    r_upper (the predictor aims at x lower = 0, the corrector at the centring target)."""
+    fixed, sigma, residual, x, slack, lower, upper = state
+    R = np.where(fixed, 0.0, -residual + r_lower / x - r_upper / slack)
+    dx = np.where(fixed, 0.0, sigma * newton_solve(factors, D, s, sigma * R))
+    d_lower = np.where(fixed, 0.0, (r_lower - lower * dx) / x)
+    d_upper = np.where(fixed, 0.0, (r_upper + upper * dx) / slack)
+    return dx, d_lower, d_upper
+
+
+def _to_boundary(v, dv, free):
+    """The largest t <= 1 with v + t dv >= 0 on the free variables."""
+    shrinking = free & (dv < 0.0)
+    return min(1.0, float(np.min(-v[shrinking] / dv[shrinking]))) if shrinking.any() else 1.0
+
+
+def snap(alpha, lower, upper, hi, curvature):
+    """Move each variable onto the bound its multiplier shows it at: 0 where its distance to 0
+    costs less gradient than the multiplier (alpha_v Q_vv <= lower_v), hi likewise; the rest as
+    they are."""
+    at_zero = alpha * curvature <= lower
+    at_hi = (hi - alpha) * curvature <= upper
+    return np.where(at_zero & ~at_hi, 0.0, np.where(at_hi & ~at_zero, hi, alpha))
+
+
+class InteriorPointSwitch:
+    """Hands a run of the epochs to ``interior_point`` once (see the module docstring).
+
+    Parameters as ``msvm.fast.kernel_face.KernelFaceNewton``'s, ``c``, the inhibition of
+    M = I - c 11^T for the SIGN kind, and ``memory_limit``, the bytes the run may take (its
+    N x N arrays, ``memory``): beyond them the epochs go on alone.
+    """
+
+    def __init__(self, kind, c, lin, hi, y_index, source, offset, dual, memory_limit):
+        self.kind, self.lin, self.hi, self.y_index = kind, lin, hi, y_index
+        self.source, self.offset, self.dual = source, offset, dual
+        N, L = lin.shape
+        self.s = c if kind == SIGN else 1.0 / L
+        self.cost = modelled_cost(N, L)
+        self.done = memory(N, L) > memory_limit or N < 2
+
+    def step(self, alpha, U, patterns, steps) -> float | None:
+        """Run the interior-point method when the epochs' modelled work has reached its cost;
+        returns the dual gain (0 if it did not gain or failed), None when it is not yet due or
+        was already run."""
+        if self.done or epoch_work(steps, *alpha.shape) < SWITCH * self.cost:
+            return None
+        self.done = True
+        N = alpha.shape[0]
+        everything = np.arange(N)
+        K = kernel_block(self.source, everything, everything) if is_lru(self.source) else (
+            self.source[7].copy())  # fmt: skip
+        if self.offset != 0.0:
+            K += self.offset
+        sigma = pattern_apply(self.kind, np.ones_like(alpha), self.y_index)
+        # one thread: the same result whatever a fit's n_jobs; the steps' overflows (a kernel of
+        # huge entries) end in a non-finite gap, and the run in None, not in warnings
+        with blas_threads(1), np.errstate(all="ignore"):
+            found = interior_point(K, self.lin, self.hi, sigma, self.s)
+            if found is None:
+                return 0.0
+            x, lower, upper, _ = found
+            curvature = np.diag(K)[:, None] * (1.0 - self.s)  # Q_vv = K_ii (1 - s)
+            x = snap(x, lower, upper, self.hi, np.maximum(curvature, 1e-300))
+            x = np.clip(x, 0.0, self.hi)
+            Z = sigma * x
+            U_new = K @ Z
+        gain = self._dual(x, Z, U_new) - self._dual(alpha, sigma * alpha, U)
+        if not gain > 0.0:
+            return 0.0
+        alpha[:] = x
+        U[:] = U_new
+        activate_all(self.dual[1], self.dual[5], self.dual[6])
+        return gain
+
+    def _dual(self, alpha, Z, U):
+        """lin . alpha - 1/2 <Z M, U> with U = (K + offset) Z."""
+        B = Z - self.s * Z.sum(axis=1, keepdims=True)
+        return float(np.vdot(self.lin, alpha) - 0.5 * np.vdot(B, U))

@@ -1,0 +1,240 @@
+"""The interior-point method of the inhibitory and Lee-Lin-Wahba kernel duals
+(msvm.fast.interior_point) against dense linear algebra and cvxpy, and in the engine against the
+epochs alone and the reference layer."""
+
+from __future__ import annotations
+
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.preprocessing import StandardScaler
+
+from msvm.core import datasets
+from msvm.fast import InhibitorySVC, LeeLinWahbaSVC, engine, interior_point
+from msvm.fast.interior_point import (
+    hessian_product,
+    newton_factors,
+    newton_solve,
+    snap,
+)
+from msvm.fast.patterns import pattern_apply
+from msvm.reference import FORMULATIONS, Problem
+
+MACHINES = [InhibitorySVC, LeeLinWahbaSVC]
+
+
+def wide_iris():
+    """Standardised iris at gamma = 0.01, C = 1000: the epochs alone crawl (11 000 epochs to
+    tol = 1e-3 for the inhibitory machine, 270 000 to 1e-6 for Lee-Lin-Wahba)."""
+    X, y = datasets.load("iris")
+    return StandardScaler().fit_transform(X), y
+
+
+def dual_problem(Machine, C, n=40, L=4, seed=0, zero_weights=0):
+    """A Kronecker dual of ``Machine`` on overlapping Gaussian classes: (K, lin, hi, sigma, s),
+    ``zero_weights`` patterns with every variable fixed at 0."""
+    rng = np.random.default_rng(seed)
+    y_index = np.arange(n) % L
+    X = rng.normal(size=(n, 3)) + 0.7 * np.eye(3)[y_index % 3]
+    machine = Machine()
+    lin, free = machine._dual_terms(y_index, L)
+    hi = C * free
+    hi[rng.choice(n, zero_weights, replace=False)] = 0.0
+    kind, c = machine._kind, machine._inhibition(L)
+    s = c if Machine is InhibitorySVC else 1.0 / L
+    sigma = pattern_apply(kind, np.ones((n, L)), y_index)
+    return rbf_kernel(X, gamma=0.05), lin, hi, sigma, s
+
+
+def cvxpy_optimum(K, lin, hi, sigma, s):
+    """max lin . alpha - 1/2 <Z M, K Z>, Z = sigma alpha, 0 <= alpha <= hi, written with the
+    factors K = F^T F and M = R R (R = I - r 11^T, r from (1 - r L)^2 = 1 - s L)."""
+    N, L = lin.shape
+    w, V = np.linalg.eigh(K)
+    F = np.sqrt(np.maximum(w, 0.0))[:, None] * V.T
+    r = (1.0 - np.sqrt(1.0 - s * L)) / L
+    R = np.eye(L) - r * np.ones((L, L))
+    alpha = cp.Variable((N, L))
+    Z = cp.multiply(sigma, alpha)
+    objective = cp.sum(cp.multiply(lin, alpha)) - 0.5 * cp.sum_squares(F @ Z @ R)
+    problem = cp.Problem(cp.Maximize(objective), [alpha >= 0, alpha <= hi])
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    return problem.value
+
+
+def dual_value(K, lin, sigma, s, alpha):
+    Z = sigma * alpha
+    return float(np.vdot(lin, alpha) - 0.5 * np.vdot(Z, hessian_product(K, Z, s)))
+
+
+@pytest.mark.parametrize("s, L", [(0.25, 4), (0.15, 4), (1.0 / 6, 6), (0.0, 3)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_newton_solve_matches_the_dense_kronecker_system(s, L, seed):
+    # (K (x) M + diag D) dz = R with M = I - s 11^T, classes outermost; some variables fixed
+    # (FIXED curvature), the rest with barrier curvatures over eight decades.
+    rng = np.random.default_rng(seed)
+    N = 15
+    X = rng.normal(size=(N, 2))
+    K = rbf_kernel(X, gamma=0.3)
+    D = 10.0 ** rng.uniform(-4, 4, size=(N, L))
+    D[rng.random((N, L)) < 0.2] = interior_point.FIXED
+    R = rng.normal(size=(N, L))
+    M = np.eye(L) - s * np.ones((L, L))
+    dense = np.kron(M, K) + np.diag(D.T.ravel())
+    expected = np.linalg.solve(dense, R.T.ravel())
+    dz = newton_solve(newton_factors(K, D, s), D, s, R)
+    np.testing.assert_allclose(dz.T.ravel(), expected, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+@pytest.mark.parametrize("C, zero_weights", [(10.0, 0), (1000.0, 0), (10.0, 5)])
+def test_interior_point_reaches_the_cvxpy_optimum(Machine, C, zero_weights):
+    K, lin, hi, sigma, s = dual_problem(Machine, C, zero_weights=zero_weights)
+    alpha, lower, upper, steps = interior_point.interior_point(K, lin, hi, sigma, s)
+    assert steps < interior_point.MAX_ITER
+    assert np.all((alpha >= 0.0) & (alpha <= hi))
+    assert np.all(alpha[hi == 0.0] == 0.0)
+    expected = cvxpy_optimum(K, lin, hi, sigma, s)
+    assert dual_value(K, lin, sigma, s, alpha) == pytest.approx(expected, rel=1e-7)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_snapped_point_meets_the_kkt_conditions(Machine):
+    # Every variable the multipliers put at a bound is moved onto it; the projected gradient of
+    # the snapped point is then ~0 (here: below 1e-6 of the linear term).
+    K, lin, hi, sigma, s = dual_problem(Machine, 100.0)
+    alpha, lower, upper, _ = interior_point.interior_point(K, lin, hi, sigma, s)
+    curvature = np.diag(K)[:, None] * (1.0 - s)
+    snapped = snap(alpha, lower, upper, hi, curvature)
+    at_zero, at_hi = snapped == 0.0, (snapped == hi) & (hi > 0)
+    assert at_zero.sum() > hi.size // 10 and at_hi.sum() > hi.size // 10  # not a trivial point
+    gradient = lin - sigma * hessian_product(K, sigma * snapped, s)
+    violation = np.where(at_zero, np.maximum(gradient, 0.0), np.abs(gradient))
+    violation = np.where(at_hi, np.maximum(-gradient, 0.0), violation)
+    assert violation[hi > 0].max() < 1e-6 * np.abs(lin).max()
+
+
+def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params):
+    """(fit with the interior point, fit by the epochs alone, interior-point runs taken)."""
+    runs = []
+    run = interior_point.interior_point
+
+    def counted(*args):
+        runs.append(args[0].shape)
+        return run(*args)
+
+    monkeypatch.setattr(interior_point, "interior_point", counted)
+    fits = []
+    for steps in (True, False):
+        monkeypatch.setattr(engine, "FACE_NEWTON", steps)
+        fits.append(Machine(**params).fit(X, y, **(fit_params or {})))
+    return *fits, len(runs)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_wide_kernel_large_C_switches_and_takes_a_fraction_of_the_epochs(Machine, monkeypatch):
+    X, y = wide_iris()
+    params = dict(C=1000.0, gamma=0.01, tol=1e-4, random_state=0, max_iter=-1)
+    switched, alone, runs = fits_with_and_without(Machine, monkeypatch, X, y, **params)
+    assert runs == 1
+    assert switched.n_iter_ < alone.n_iter_ / 5
+    assert switched.kkt_violation_ <= 1e-4
+    assert switched.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-7)
+    assert switched.dual_objective_ >= alone.dual_objective_ - 1e-9 * abs(alone.dual_objective_)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_switch_agrees_with_the_reference_layer(Machine, monkeypatch):
+    # Forced at once (SWITCH = 0) on the 60-point wide-kernel problem, with and without a bias:
+    # the fit's objectives equal the reference layer's to 1e-4 at tol = 1e-6.
+    X, y = wide_iris()
+    X, y = X[::5], y[::5]
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    formulation = "inhibitory" if Machine is InhibitorySVC else "lee_lin_wahba"
+    for bias in (False, True):
+        params = dict(C=100.0, kernel="rbf", gamma=0.05, tol=1e-6, random_state=0, max_iter=-1)
+        switched, alone, runs = fits_with_and_without(
+            Machine, monkeypatch, X, y, fit_intercept=bias, **params
+        )
+        assert runs >= 1
+        p = Problem(X, y, C=100.0, kernel="rbf", gamma=0.05)
+        reference = FORMULATIONS[formulation].dual(p, fit_intercept=bias)
+        assert switched.dual_objective_ == pytest.approx(reference.objective, rel=1e-4)
+        assert switched.objective_ == pytest.approx(reference.objective, rel=1e-4)
+        assert switched.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-7)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_precomputed_weighted_fit_ends_where_the_epochs_end(Machine, monkeypatch):
+    # A precomputed Gram matrix is the source itself; sample weights (a tenth of them 0) give
+    # every pattern its own box, and the zero-weight patterns fixed variables.
+    X, y = wide_iris()
+    rng = np.random.default_rng(0)
+    weights = rng.uniform(0.5, 2.0, size=len(y)) * (rng.random(len(y)) > 0.1)
+    K = rbf_kernel(X, gamma=0.01)
+    params = dict(kernel="precomputed", C=1000.0, tol=1e-6, random_state=0, max_iter=-1)
+    switched, alone, runs = fits_with_and_without(
+        Machine, monkeypatch, K, y, fit_params={"sample_weight": weights}, **params
+    )
+    assert runs == 1
+    assert switched.n_iter_ < alone.n_iter_ / 3
+    assert switched.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-7)
+    np.testing.assert_array_equal(switched.predict(K), alone.predict(K))
+    assert np.all(switched.dual_coef_[weights == 0] == 0.0)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_a_failed_run_leaves_the_epochs_path_unchanged(Machine, monkeypatch):
+    # The method is an accelerator: when it fails (None) the fit is the epochs alone, bit for bit.
+    X, y = wide_iris()
+    params = dict(C=1000.0, gamma=0.01, random_state=0)
+    monkeypatch.setattr(interior_point, "interior_point", lambda *args: None)
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    failed = Machine(**params).fit(X, y)
+    monkeypatch.setattr(engine, "FACE_NEWTON", False)
+    alone = Machine(**params).fit(X, y)
+    np.testing.assert_array_equal(failed.dual_coef_, alone.dual_coef_)
+    assert failed.n_iter_ == alone.n_iter_
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_no_run_beyond_the_memory_of_cache_size(Machine, monkeypatch):
+    # (L + 3) N^2 doubles: 1.25 MB for iris; cache_size = 1 MB keeps the epochs alone.
+    X, y = wide_iris()
+    assert interior_point.memory(150, 3) > 2**20
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    _, _, runs = fits_with_and_without(
+        Machine, monkeypatch, X, y, C=1000.0, gamma=0.01, random_state=0, cache_size=1.0
+    )
+    assert runs == 0
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_an_indefinite_kernel_fails_quietly(Machine, monkeypatch):
+    # A precomputed "kernel" with negative eigenvalues: a Cholesky factor fails, the run returns
+    # None and the epochs go on; no RuntimeWarning reaches the user.
+    X, y = wide_iris()
+    K = rbf_kernel(X, gamma=0.01) - 0.05 * np.eye(len(y))
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    results = []
+    run = interior_point.interior_point
+    monkeypatch.setattr(interior_point, "interior_point", lambda *a: results.append(run(*a)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # (50 epochs on this "kernel")
+        warnings.simplefilter("error", RuntimeWarning)
+        Machine(kernel="precomputed", C=10.0, random_state=0, max_iter=50).fit(K, y)
+    assert results == [None]
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_the_switched_fit_does_not_depend_on_n_jobs(Machine, monkeypatch):
+    X, y = wide_iris()
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    fits = [
+        Machine(C=1000.0, gamma=0.01, random_state=0, n_jobs=n_jobs).fit(X, y) for n_jobs in (1, 2)
+    ]
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
