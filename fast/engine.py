@@ -23,6 +23,8 @@ own class-by-class solver (``msvm.fast.separable``).  On the explicit-weights pa
 interleaved with damped Newton steps on the free face (``msvm.fast.face_newton``), on the kernel
 path of Weston-Watkins and Crammer-Singer with exact ones, within a work budget
 (``msvm.fast.kernel_face``): both shorten coordinate descent's slow tail on ill-conditioned duals.
+The kernel path of the inhibitory machine and Lee-Lin-Wahba hands the run, once, to an
+interior-point method when the epochs' work reaches its cost (``msvm.fast.interior_point``).
 """
 
 from __future__ import annotations
@@ -565,8 +567,9 @@ LINEAR_PATH = (0.2, 1.0, np.inf)  # no kernel columns: no transfers
 
 # Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton)
 # and, for Weston-Watkins and Crammer-Singer, between the kernel epochs every KERNEL_FACE_PERIOD
-# epochs, within a work budget (msvm.fast.kernel_face); tests switch them off to compare
-# arithmetic paths exactly.
+# epochs, within a work budget (msvm.fast.kernel_face); for the inhibitory machine and
+# Lee-Lin-Wahba the interior-point switch, checked as often (msvm.fast.interior_point); tests
+# switch them off to compare arithmetic paths exactly.
 FACE_NEWTON = True
 KERNEL_FACE_PERIOD = 10
 
@@ -1054,7 +1057,7 @@ class DecompositionSolver:
             return self._run(epochs, N, KERNEL_PATH, compact=compact)
         if kernel_face.applies(self.kind):
             newton = KernelFaceNewton(*dual_terms, source, self.offset, dual)
-        elif interior_point.applies(self.kind, self.c):
+        elif interior_point.applies(self.kind):
             newton = InteriorPointSwitch(*dual_terms[:1], self.c, *dual_terms[1:], source,
                                          self.offset, dual, self.cache_bytes)  # fmt: skip
         else:

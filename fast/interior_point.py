@@ -63,9 +63,10 @@ EXPECTED_STEPS = 14
 SWITCH = 1.0
 
 
-def applies(kind: int, c: float) -> bool:
-    """Whether the dual has the Kronecker Hessian K (x) (I - s 11^T) with s > 0."""
-    return kind == LLW or (kind == SIGN and c > 0.0)
+def applies(kind: int) -> bool:
+    """Whether the dual has the Kronecker Hessian K (x) (I - s 11^T): the inhibitory machine at
+    any mu (one-vs-all with the cyclic selection, s = 0, too) and Lee-Lin-Wahba."""
+    return kind in (SIGN, LLW)
 
 
 def modelled_cost(N: int, L: int) -> float:

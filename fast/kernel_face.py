@@ -38,8 +38,10 @@ vehicle and digits.
 The inhibitory and Lee-Lin-Wahba machines do not take these steps: their faces are large and
 singular (the inhibitory pattern Hessian K_ii (I - y_i y_i^T / L) at mu = 1/L), the Newton
 directions run off along the flat directions to the first bound, one variable per solve, and on
-glass every variant tried (ridge, pseudo-inverse, Levenberg-Marquardt damping) was 1.2-4.9x
-slower than the epochs alone (benchmarks/NOTES.md, stop 26).
+glass every variant tried (ridge, pseudo-inverse, Levenberg-Marquardt damping, a projected
+search along the direction) was 1.2-4.9x slower than the epochs alone (benchmarks/NOTES.md,
+stops 26 and 27).  Their Hessian is a Kronecker product, and they switch to an interior-point
+method instead (``msvm.fast.interior_point``).
 """
 
 from __future__ import annotations

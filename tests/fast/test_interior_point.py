@@ -147,10 +147,19 @@ def test_wide_kernel_large_C_switches_and_takes_a_fraction_of_the_epochs(Machine
     assert switched.dual_objective_ >= alone.dual_objective_ - 1e-9 * abs(alone.dual_objective_)
 
 
-@pytest.mark.parametrize("Machine", MACHINES)
-def test_switch_agrees_with_the_reference_layer(Machine, monkeypatch):
-    # Forced at once (SWITCH = 0) on the 60-point wide-kernel problem, with and without a bias:
-    # the fit's objectives equal the reference layer's to 1e-4 at tol = 1e-6.
+@pytest.mark.parametrize(
+    "Machine, options",
+    [
+        (InhibitorySVC, {}),
+        (InhibitorySVC, {"mu": 0.2}),
+        (InhibitorySVC, {"mu": 0.0}),
+        (LeeLinWahbaSVC, {}),
+    ],  # fmt: skip
+)
+def test_switch_agrees_with_the_reference_layer(Machine, options, monkeypatch):
+    # Forced at once (SWITCH = 0) on the 30-point wide-kernel problem, with and without a bias,
+    # mu = 1/L (s = 1/L: M singular), 0.2 (M definite) and 0 (one-vs-all, s = 0): the fit's
+    # objectives equal the reference layer's to 1e-4 at tol = 1e-6.
     X, y = wide_iris()
     X, y = X[::5], y[::5]
     monkeypatch.setattr(interior_point, "SWITCH", 0.0)
@@ -158,11 +167,12 @@ def test_switch_agrees_with_the_reference_layer(Machine, monkeypatch):
     for bias in (False, True):
         params = dict(C=100.0, kernel="rbf", gamma=0.05, tol=1e-6, random_state=0, max_iter=-1)
         switched, alone, runs = fits_with_and_without(
-            Machine, monkeypatch, X, y, fit_intercept=bias, **params
-        )
+            Machine, monkeypatch, X, y, fit_intercept=bias, selection="cyclic", **options,
+            **params,
+        )  # fmt: skip
         assert runs >= 1
         p = Problem(X, y, C=100.0, kernel="rbf", gamma=0.05)
-        reference = FORMULATIONS[formulation].dual(p, fit_intercept=bias)
+        reference = FORMULATIONS[formulation].dual(p, fit_intercept=bias, **options)
         assert switched.dual_objective_ == pytest.approx(reference.objective, rel=1e-4)
         assert switched.objective_ == pytest.approx(reference.objective, rel=1e-4)
         assert switched.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-7)
