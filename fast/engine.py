@@ -890,11 +890,12 @@ class DecompositionSolver:
         schedule, shrink_at)`` runs up to n epochs in numba (``kernel_epochs``); they are run one
         at a time when ``stop`` or ``verbose`` needs to see each.
 
-        ``polish(patterns)``, if given, takes a Newton step on the free face
-        (``msvm.fast.face_newton``) of the active patterns (every free variable is active:
-        only variables at a bound are set aside) and returns its dual gain; it is called every
-        ``period`` epochs, the period ``every`` after a step that gained and doubled after one
-        that did not.
+        ``polish(patterns)``, if given, takes a Newton step on the free face of the active
+        patterns (``msvm.fast.face_newton``, ``msvm.fast.kernel_face``; every free variable is
+        active: only variables at a bound are set aside) or the interior-point switch's run
+        (``msvm.fast.interior_point``) and returns its dual gain, or None when its budget does
+        not allow one yet; it is called every ``period`` epochs, the period ``every`` after a
+        step that gained and doubled after one that did not.
 
         ``compact(patterns, epochs, tol)``, if given, solves the problem restricted to the active
         patterns (``_compact``) whenever at most ``compact.at`` of them are left and no re-check
@@ -949,7 +950,7 @@ class DecompositionSolver:
                     period = every if gain > 0 else 2 * period
                 since = 0
                 if self.verbose >= EPOCH_LINES and gain is not None:
-                    print(f"Newton step on the free face: dual gain {gain:.3e}")
+                    print(f"Newton step (free face or interior point): dual gain {gain:.3e}")
         self._warn(schedule[WORST], schedule)
         return n_iter, schedule[WORST]
 
@@ -1093,6 +1094,7 @@ class DecompositionSolver:
             random_state=self.rng,
             offset=self.offset,
             verbose=self.verbose,
+            cache_size=self.cache_bytes / 2**20,
         )
         sub.warn = False  # the caller checks every variable next, and warns at its own max_iter
         alpha_A, U_A = alpha[A], np.asfortranarray(U[A])

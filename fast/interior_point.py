@@ -13,8 +13,8 @@ coordinate descent crawls there (glass, gamma = scale / 10, C = 1000: 6 600 epoc
 inhibitory machine, 7 400 for Lee-Lin-Wahba; benchmarks/NOTES.md, stops 14, 26 and 27); Newton
 steps on the free face run off along its flat directions, one bound per solve.  An interior
 point does not guess the face: Mehrotra's predictor-corrector (Nocedal and Wright, Numerical
-Optimization, 2nd ed., Algorithm 16.4, here for bounds 0 <= alpha <= hi) reaches the optimum in
-12-15 Newton steps on every set tried.
+Optimization, 2nd ed., Algorithm 16.4, here for bounds 0 <= alpha <= hi, one step length for the
+primal and the dual variables) reaches the optimum in 12-21 Newton steps on every problem tried.
 
 Each step solves (K (x) M + D) dz = r, D > 0 diagonal (the barrier's curvature in alpha,
 the same in z as S^2 = I).  Class j's block row reads (K + D_j) dz_j - s K v = r_j with
@@ -29,11 +29,13 @@ fixed at 0 (hi = 0: Lee-Lin-Wahba's own class, zero sample weights) stay out of 
 complementarity conditions and get a curvature FIXED times the kernel's, so dz = 0 there.
 
 The method is an accelerator of the engine, never its answer: ``InteriorPointSwitch`` runs it
-once, when the epochs' modelled work reaches the method's own modelled cost (so a fit costs at
-most about twice the better of the two), moves every variable whose multiplier shows it at a
-bound onto that bound, and hands the point back to the epochs, which check the KKT conditions
-to ``tol`` as for any other start (on glass, vowel and vehicle at C = 1000, gamma = scale / 10
-they met tol = 1e-3 in one or two epochs).
+once per engine run (with ``fit_intercept``, once per round of the augmented Lagrangian; on a
+column cache, once per compact phase, on its patterns), when the epochs' modelled work reaches
+the method's own modelled cost (so the method never costs more than the epochs before it),
+moves every variable whose multiplier shows it at a bound onto that bound, and hands the point
+back to the epochs, which check the KKT conditions to ``tol`` as for any other start (on glass
+and vehicle at C = 1000, gamma = scale / 10 they met tol = 1e-3 in one or two epochs; on vowel,
+LLW at C = 100, they still took 1 400).
 """
 
 from __future__ import annotations
@@ -77,8 +79,11 @@ def modelled_cost(N: int, L: int) -> float:
 
 
 def memory(N: int, L: int) -> int:
-    """Bytes of the run's N x N arrays: K, the L inverses, G and its LU."""
-    return 8 * (L + 3) * N * N
+    """Bytes of the run's N x N arrays at their peak: the switch's K and the ridged copy, the L
+    inverses, the block being factorised, its scaled copy and the reduced system (factorised in
+    place), and the temporaries of the products (L + 7 N x N arrays measured with tracemalloc,
+    one more for margin: ``tests/fast/test_interior_point.py``)."""
+    return 8 * (L + 8) * N * N
 
 
 def newton_factors(K, D, s):
@@ -90,7 +95,8 @@ def newton_factors(K, D, s):
     for j in range(L):
         block = K.copy()
         block.flat[:: N + 1] += D[:, j]
-        chol, info = lapack.dpotrf(block, lower=1, clean=1, overwrite_a=1)
+        # (block.T: the same symmetric matrix in the Fortran order LAPACK factorises in place)
+        chol, info = lapack.dpotrf(block.T, lower=1, clean=1, overwrite_a=1)
         if info != 0:
             return None
         lower, info = lapack.dpotri(chol, lower=1, overwrite_c=1)  # (the upper triangle: 0)
@@ -100,8 +106,9 @@ def newton_factors(K, D, s):
         np.add(lower, lower.T, out=inverse)
         inverse.flat[:: N + 1] *= 0.5
         G += np.multiply(inverse, D[:, j], out=scaled)  # (K + D_j)^-1 D_j
-    system = (1.0 - s * L) * np.eye(N) + s * G
-    return inverses, sl.lu_factor(system, check_finite=False)
+    G *= s  # the reduced system (1 - s L) I + s G, factorised in place: its transpose is the
+    G.flat[:: N + 1] += 1.0 - s * L  # Fortran-ordered array LAPACK overwrites (newton_solve
+    return inverses, sl.lu_factor(G.T, overwrite_a=True, check_finite=False)  # solves with trans)
 
 
 def newton_solve(factors, D, s, R):
@@ -110,7 +117,7 @@ def newton_solve(factors, D, s, R):
     a, Gv = np.empty_like(R), np.empty_like(R)
     for j in range(R.shape[1]):
         a[:, j] = inverses[j] @ R[:, j]
-    v = sl.lu_solve(lu, a.sum(axis=1), check_finite=False)
+    v = sl.lu_solve(lu, a.sum(axis=1), trans=1, check_finite=False)
     for j in range(R.shape[1]):
         Gv[:, j] = inverses[j] @ (D[:, j] * v)
     return a + s * (v[:, None] - Gv)
@@ -124,8 +131,8 @@ def hessian_product(K, Z, s):
 def interior_point(K, lin, hi, sigma, s):
     """Maximise lin . alpha - 1/2 <Z M, K Z>, Z = sigma * alpha, 0 <= alpha <= hi, by Mehrotra's
     predictor-corrector.  Returns (alpha, lower, upper, steps), lower and upper the multipliers
-    of alpha >= 0 and alpha <= hi, or None when it did not converge in MAX_ITER steps or a
-    Newton system was singular."""
+    of alpha >= 0 and alpha <= hi (steps = MAX_ITER: not converged, the last iterate), or None
+    when a Newton system was singular or the iterates stopped being finite."""
     N, L = lin.shape
     fixed = hi <= 0.0
     free = ~fixed
@@ -133,7 +140,8 @@ def interior_point(K, lin, hi, sigma, s):
     if n == 0:
         return None
     scale = np.trace(K) / N
-    K = K + RIDGE * scale * np.eye(N)
+    K = K.copy()
+    K.flat[:: N + 1] += RIDGE * scale
     room = np.where(fixed, 1.0, hi)  # (a fixed variable's bounds drop out)
     x = np.where(fixed, 0.0, 0.5 * room)
     slack = room - x  # hi - x, kept as its own variable: recomputed, it rounds to 0 near hi
@@ -152,31 +160,28 @@ def interior_point(K, lin, hi, sigma, s):
             return x, lower, upper, step
         safe_x, safe_slack = np.where(fixed, 1.0, x), np.where(fixed, 1.0, slack)
         D = np.where(fixed, FIXED * scale, lower / safe_x + upper / safe_slack)
+        factors = None  # (the previous step's: freed before the new ones are built)
         factors = newton_factors(K, D, s)
         if factors is None:
             return None
         state = (fixed, sigma, residual, safe_x, safe_slack, lower, upper)
         # the affine predictor
         dx, d_lower, d_upper = _direction(factors, D, s, state, -x * lower, -slack * upper)
-        primal = min(_to_boundary(x, dx, free), _to_boundary(slack, -dx, free))
-        dual = min(_to_boundary(lower, d_lower, free), _to_boundary(upper, d_upper, free))
+        t = _step_length(x, slack, lower, upper, dx, d_lower, d_upper, free)
         gap_affine = (
-            np.sum((x + primal * dx) * (lower + dual * d_lower))
-            + np.sum((slack - primal * dx) * (upper + dual * d_upper))
+            np.sum((x + t * dx) * (lower + t * d_lower))
+            + np.sum((slack - t * dx) * (upper + t * d_upper))
         ) / (2 * n)
         centring = (gap_affine / gap) ** 3 * gap
         r_lower = np.where(fixed, 0.0, centring - x * lower - dx * d_lower)
         r_upper = np.where(fixed, 0.0, centring - slack * upper + dx * d_upper)
         dx, d_lower, d_upper = _direction(factors, D, s, state, r_lower, r_upper)  # corrector
-        primal = STEP_BACK * min(_to_boundary(x, dx, free), _to_boundary(slack, -dx, free))
-        dual = STEP_BACK * min(
-            _to_boundary(lower, d_lower, free), _to_boundary(upper, d_upper, free)
-        )
-        x = np.where(fixed, 0.0, x + primal * dx)
-        slack = np.where(fixed, 1.0, slack - primal * dx)
-        lower = lower + dual * d_lower
-        upper = upper + dual * d_upper
-    return None
+        t = STEP_BACK * _step_length(x, slack, lower, upper, dx, d_lower, d_upper, free)
+        x = np.where(fixed, 0.0, x + t * dx)
+        slack = np.where(fixed, 1.0, slack - t * dx)
+        lower = lower + t * d_lower
+        upper = upper + t * d_upper
+    return x, lower, upper, MAX_ITER  # not converged: still a feasible point to try
 
 
 def _direction(factors, D, s, state, r_lower, r_upper):
@@ -189,6 +194,16 @@ def _direction(factors, D, s, state, r_lower, r_upper):
     d_lower = np.where(fixed, 0.0, (r_lower - lower * dx) / x)
     d_upper = np.where(fixed, 0.0, (r_upper + upper * dx) / slack)
     return dx, d_lower, d_upper
+
+
+def _step_length(x, slack, lower, upper, dx, d_lower, d_upper, free):
+    """The largest t <= 1 that keeps x, hi - x and both multipliers nonnegative."""
+    return min(
+        _to_boundary(x, dx, free),
+        _to_boundary(slack, -dx, free),
+        _to_boundary(lower, d_lower, free),
+        _to_boundary(upper, d_upper, free),
+    )
 
 
 def _to_boundary(v, dv, free):
@@ -225,7 +240,8 @@ class InteriorPointSwitch:
     def step(self, alpha, U, patterns, steps) -> float | None:
         """Run the interior-point method when the epochs' modelled work has reached its cost;
         returns the dual gain (0 if it did not gain or failed), None when it is not yet due or
-        was already run."""
+        was already run.  ``U`` may hold outputs of variables outside this run (a compact
+        phase's other patterns): they enter the linear term, and U is updated by increments."""
         if self.done or epoch_work(steps, *alpha.shape) < SWITCH * self.cost:
             return None
         self.done = True
@@ -235,28 +251,26 @@ class InteriorPointSwitch:
             self.source[7].copy())  # fmt: skip
         if self.offset != 0.0:
             K += self.offset
-        sigma = pattern_apply(self.kind, np.ones_like(alpha), self.y_index)
+        s, sigma = self.s, pattern_apply(self.kind, np.ones_like(alpha), self.y_index)
         # one thread: the same result whatever a fit's n_jobs; the steps' overflows (a kernel of
         # huge entries) end in a non-finite gap, and the run in None, not in warnings
         with blas_threads(1), np.errstate(all="ignore"):
-            found = interior_point(K, self.lin, self.hi, sigma, self.s)
+            held = U - K @ (sigma * alpha)  # outputs of the variables outside (else ~0)
+            lin = self.lin - sigma * (held - s * held.sum(axis=1, keepdims=True))
+            found = interior_point(K, lin, self.hi, sigma, s)
             if found is None:
                 return 0.0
             x, lower, upper, _ = found
-            curvature = np.diag(K)[:, None] * (1.0 - self.s)  # Q_vv = K_ii (1 - s)
-            x = snap(x, lower, upper, self.hi, np.maximum(curvature, 1e-300))
-            x = np.clip(x, 0.0, self.hi)
-            Z = sigma * x
-            U_new = K @ Z
-        gain = self._dual(x, Z, U_new) - self._dual(alpha, sigma * alpha, U)
+            curvature = np.maximum(np.diag(K)[:, None] * (1.0 - s), 1e-300)  # Q_vv = K_ii (1 - s)
+            x = np.clip(snap(x, lower, upper, self.hi, curvature), 0.0, self.hi)
+            dZ = sigma * (x - alpha)
+            dU = K @ dZ
+            dB = dZ - s * dZ.sum(axis=1, keepdims=True)
+            # D(alpha + delta) - D(alpha) = lin . delta - <dB, U> - 1/2 <dB, dU>, dB = dZ M
+            gain = float(np.vdot(self.lin, x - alpha) - np.vdot(dB, U) - 0.5 * np.vdot(dB, dU))
         if not gain > 0.0:
             return 0.0
         alpha[:] = x
-        U[:] = U_new
+        U += dU
         activate_all(self.dual[1], self.dual[5], self.dual[6])
         return gain
-
-    def _dual(self, alpha, Z, U):
-        """lin . alpha - 1/2 <Z M, U> with U = (K + offset) Z."""
-        B = Z - self.s * Z.sum(axis=1, keepdims=True)
-        return float(np.vdot(self.lin, alpha) - 0.5 * np.vdot(B, U))

@@ -4,6 +4,7 @@ epochs alone and the reference layer."""
 
 from __future__ import annotations
 
+import tracemalloc
 import warnings
 
 import cvxpy as cp
@@ -21,7 +22,7 @@ from msvm.fast.interior_point import (
     newton_solve,
     snap,
 )
-from msvm.fast.patterns import pattern_apply
+from msvm.fast.patterns import dual_vectors, pattern_apply, pattern_transpose
 from msvm.reference import FORMULATIONS, Problem
 
 MACHINES = [InhibitorySVC, LeeLinWahbaSVC]
@@ -34,13 +35,13 @@ def wide_iris():
     return StandardScaler().fit_transform(X), y
 
 
-def dual_problem(Machine, C, n=40, L=4, seed=0, zero_weights=0):
-    """A Kronecker dual of ``Machine`` on overlapping Gaussian classes: (K, lin, hi, sigma, s),
-    ``zero_weights`` patterns with every variable fixed at 0."""
+def dual_problem(Machine, C, n=40, L=4, seed=0, zero_weights=0, **options):
+    """A Kronecker dual of ``Machine(**options)`` on overlapping Gaussian classes: (K, lin, hi,
+    sigma, s), ``zero_weights`` patterns with every variable fixed at 0."""
     rng = np.random.default_rng(seed)
     y_index = np.arange(n) % L
     X = rng.normal(size=(n, 3)) + 0.7 * np.eye(3)[y_index % 3]
-    machine = Machine()
+    machine = Machine(**options)
     lin, free = machine._dual_terms(y_index, L)
     hi = C * free
     hi[rng.choice(n, zero_weights, replace=False)] = 0.0
@@ -90,10 +91,14 @@ def test_newton_solve_matches_the_dense_kronecker_system(s, L, seed):
     np.testing.assert_allclose(dz.T.ravel(), expected, rtol=1e-8, atol=1e-12)
 
 
-@pytest.mark.parametrize("Machine", MACHINES)
+@pytest.mark.parametrize(
+    "Machine, options",
+    [(InhibitorySVC, {}), (InhibitorySVC, {"mu": 1.0}), (LeeLinWahbaSVC, {})],
+)  # mu = 1 at L = 4: s = mu (2 - mu L) = -2, M = I + 2 11^T
 @pytest.mark.parametrize("C, zero_weights", [(10.0, 0), (1000.0, 0), (10.0, 5)])
-def test_interior_point_reaches_the_cvxpy_optimum(Machine, C, zero_weights):
-    K, lin, hi, sigma, s = dual_problem(Machine, C, zero_weights=zero_weights)
+def test_interior_point_reaches_the_cvxpy_optimum(Machine, options, C, zero_weights):
+    K, lin, hi, sigma, s = dual_problem(Machine, C, zero_weights=zero_weights, **options)
+    assert s == pytest.approx(-2.0 if options else 0.25)
     alpha, lower, upper, steps = interior_point.interior_point(K, lin, hi, sigma, s)
     assert steps < interior_point.MAX_ITER
     assert np.all((alpha >= 0.0) & (alpha <= hi))
@@ -119,20 +124,23 @@ def test_snapped_point_meets_the_kkt_conditions(Machine):
 
 
 def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params):
-    """(fit with the interior point, fit by the epochs alone, interior-point runs taken)."""
-    runs = []
-    run = interior_point.interior_point
+    """(fit with the interior point, fit by the epochs alone, interior-point runs whose point
+    was taken, i.e. gained)."""
+    gains = []
+    step = interior_point.InteriorPointSwitch.step
 
-    def counted(*args):
-        runs.append(args[0].shape)
-        return run(*args)
+    def recorded(self, *args):
+        gain = step(self, *args)
+        if gain is not None:
+            gains.append(gain)
+        return gain
 
-    monkeypatch.setattr(interior_point, "interior_point", counted)
+    monkeypatch.setattr(interior_point.InteriorPointSwitch, "step", recorded)
     fits = []
     for steps in (True, False):
         monkeypatch.setattr(engine, "FACE_NEWTON", steps)
         fits.append(Machine(**params).fit(X, y, **(fit_params or {})))
-    return *fits, len(runs)
+    return *fits, sum(gain > 0 for gain in gains)
 
 
 @pytest.mark.parametrize("Machine", MACHINES)
@@ -213,9 +221,9 @@ def test_a_failed_run_leaves_the_epochs_path_unchanged(Machine, monkeypatch):
 
 @pytest.mark.parametrize("Machine", MACHINES)
 def test_no_run_beyond_the_memory_of_cache_size(Machine, monkeypatch):
-    # (L + 3) N^2 doubles: 1.25 MB for iris; cache_size = 1 MB keeps the epochs alone.
+    # (L + 8) N^2 doubles: 1.9 MiB for iris; cache_size = 1 MB keeps the epochs alone.
     X, y = wide_iris()
-    assert interior_point.memory(150, 3) > 2**20
+    assert interior_point.memory(150, 3) > 1.8 * 2**20
     monkeypatch.setattr(interior_point, "SWITCH", 0.0)
     _, _, runs = fits_with_and_without(
         Machine, monkeypatch, X, y, C=1000.0, gamma=0.01, random_state=0, cache_size=1.0
@@ -245,6 +253,57 @@ def test_the_switched_fit_does_not_depend_on_n_jobs(Machine, monkeypatch):
     X, y = wide_iris()
     monkeypatch.setattr(interior_point, "SWITCH", 0.0)
     fits = [
-        Machine(C=1000.0, gamma=0.01, random_state=0, n_jobs=n_jobs).fit(X, y) for n_jobs in (1, 2)
-    ]
-    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
+        fits_with_and_without(Machine, monkeypatch, X, y, C=1000.0, gamma=0.01, random_state=0,
+                              n_jobs=n_jobs)
+        for n_jobs in (1, 2)
+    ]  # fmt: skip
+    assert fits[0][2] == fits[1][2] == 1
+    np.testing.assert_array_equal(fits[0][0].dual_coef_, fits[1][0].dual_coef_)
+
+
+def exact_dual_and_violation(fit, K):
+    """The dual objective and largest KKT violation of ``fit.dual_coef_``, from K itself."""
+    alpha, y_index = fit.dual_coef_, fit._y_index
+    L = alpha.shape[1]
+    lin, free = fit._dual_terms(y_index, L)
+    hi = fit.C * free
+    Z, B = dual_vectors(fit._kind, alpha, y_index, fit._inhibition(L))
+    F = K @ B
+    gradient = lin - pattern_transpose(fit._kind, F, y_index)
+    violation = np.where(alpha <= 0.0, np.maximum(gradient, 0.0), np.abs(gradient))
+    violation = np.where(alpha >= hi, np.maximum(-gradient, 0.0), violation)
+    return float(np.sum(lin * alpha) - 0.5 * np.sum(Z * F)), float(violation[hi > 0].max())
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_a_compact_phase_run_keeps_the_other_patterns_outputs(Machine, monkeypatch):
+    # On a column cache (cache_size = 0.05 MB) the engine solves the active patterns alone when
+    # few are left (the compact phase), their outputs holding the held patterns' part.  A run
+    # there (forced: in every compact phase, never on the whole problem) must keep that part:
+    # the dual and the KKT violation recomputed from dual_coef_ with the exact Gram matrix are
+    # the reported ones, and the optimum is the epochs alone's.
+    X, y = wide_iris()
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    monkeypatch.setattr(interior_point, "memory", lambda n, L: 0 if n < len(y) else np.inf)
+    params = dict(C=1000.0, gamma=0.01, tol=1e-4, random_state=0, max_iter=-1, cache_size=0.05)
+    switched, alone, runs = fits_with_and_without(Machine, monkeypatch, X, y, **params)
+    assert runs >= 1
+    dual, violation = exact_dual_and_violation(switched, rbf_kernel(X, gamma=0.01))
+    assert dual == pytest.approx(switched.dual_objective_, rel=1e-10)
+    assert violation <= 1e-4
+    assert switched.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-7)
+
+
+@pytest.mark.parametrize("n, L", [(120, 5), (200, 10)])
+def test_memory_bounds_the_measured_peak(n, L):
+    # memory(N, L) counts the switch's copy of K and interior_point's arrays at their peak;
+    # the run's measured peak (tracemalloc, numpy's allocations) stays below it.
+    K, lin, hi, sigma, s = dual_problem(InhibitorySVC, 100.0, n=n, L=L)
+    tracemalloc.start()
+    try:
+        interior_point.interior_point(K, lin, hi, sigma, s)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak + K.nbytes <= interior_point.memory(n, L)
+    assert peak + K.nbytes > 0.75 * interior_point.memory(n, L)  # and the model is not loose
