@@ -145,18 +145,19 @@ SCREEN = 0.5
 PREFETCH_AHEAD = 4
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def prefetch_rows(i, alpha, hi, lin, cls):
     """Prefetch pattern i's rows of the dual state and of its active-variable list; the arrays
     are passed singly, not as the ``dual`` tuple, whose unpacking would cost reference counting
-    on every visit."""
+    on every visit.  Not inlined either: an inlined helper's arguments are new references, and
+    in an epoch's loop numba could not drop their reference counting (NOTES, stop 28)."""
     prefetch(alpha, i)
     prefetch(hi, i)
     prefetch(lin, i)
     prefetch(cls, i)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def prefetch_data_row(i, dense, data, indices, indptr):
     """Prefetch data row i for a linear step (dense or CSR; the arrays singly, as elsewhere)."""
     if dense.shape[0] > 0:
@@ -270,13 +271,6 @@ def pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
 
 
 @nb.njit(cache=True, inline="always")
-def pattern_step(i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work):
-    """``pattern_solve`` then ``pattern_move``: pattern i's exact step, times ``relax``."""
-    pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
-    return pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work)
-
-
-@nb.njit(cache=True, inline="always")
 def most_violated(kind, n, g, a_c, h_c, cls, i):
     """The classes that ``transfer.best_partner`` screens, with their gradients: (j, g_j, k, g_k).
 
@@ -370,7 +364,9 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     ``pattern_solve`` / ``pattern_move``, which ``transfer_or_step`` calls too, are compiled
     once, not inlined into both (a step costs ~1 us, the call a few ns).  A cold first
     InhibitorySVC fit on iris: 24.4 s with two runners, 18.3 s with one, 16.8 s with those two
-    functions shared; warm fits the same within the noise (benchmarks/NOTES.md, stop 21).
+    functions shared; warm fits the same within the noise (benchmarks/NOTES.md, stop 21).  The
+    visit calls them itself: an inlined wrapper of the two took its 16 array arguments as new
+    references, counted up and down around both calls on every step (stop 28).
     """
     alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
     L = alpha.shape[1]
@@ -397,9 +393,8 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
                 moved = transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c,
                                          shift, relax, work, pair_work, identity)  # fmt: skip
             else:
-                moved = pattern_step(
-                    i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work
-                )
+                pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+                moved = pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work)
                 if moved:
                     add_column(U, get_column(source, i), offset, work[7])
             steps += moved
@@ -432,9 +427,8 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
         if viol[i] <= tol:
             return step, viol[i]
         pattern_check(i, U, i, alpha, hi, lin, y_index, cls, n_cls, kind, shift, g, a_c, h_c)
-        if not pattern_step(
-            i, n_cls[i], g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, 1.0, work
-        ):
+        pattern_solve(i, n_cls[i], g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+        if not pattern_move(i, n_cls[i], a_c, h_c, alpha, y_index, cls, kind, shift, 1.0, work):
             viol[i] = 0.0  # the exact step could not reduce the violation (numerically stuck)
             continue
         add_column(U, get_column(source, i), offset, work[7])
@@ -499,7 +493,7 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
     dense, data, indices, indptr = rows
     L = alpha.shape[1]
     work = work_arrays(L)
-    g, a_c, h_c = work[0], work[1], work[2]
+    g, a_c, h_c, dS = work[0], work[1], work[2], work[7]
     raw = np.zeros((1, L + 1))  # the outputs x_i W + w0 that the visit needs
     keep = np.ones(order.size, dtype=np.bool_)
     worst, steps = 0.0, 0
@@ -519,14 +513,13 @@ def linear_epoch(order, rows, offset, Wt, w0, dual, kind, c, shift, shrink_at, s
         n_cls[i] = n
         if n == 0:
             keep[pos] = False
-        elif violation > skip_below and pattern_step(
-            i, n, g, a_c, h_c, alpha, y_index, kdiag, cls, kind, c, shift, relax, work
-        ):
-            steps += 1
-            dS = work[7]
-            for j in range(Wt.shape[0]):
-                w0[j] += offset * dS[j]
-            add_row(i, rows, Wt, dS)
+        elif violation > skip_below:
+            pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+            if pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
+                steps += 1
+                for j in range(Wt.shape[0]):
+                    w0[j] += offset * dS[j]
+                add_row(i, rows, Wt, dS)
     return worst, keep, steps
 
 
@@ -808,7 +801,10 @@ class DecompositionSolver:
         for a dual that separates by class, ``msvm.fast.separable``'s class-by-class steps)
     offset : constant added to every kernel entry (the augmented Lagrangian of a bias)
     stop : callable or None, checked after every epoch of the cyclic selection; True ends the run
-        (MProt Figure 11; the greedy and class-separable runs do not call it)
+        (MProt Figure 11; the greedy and class-separable runs do not call it).  On explicit
+        weights a stop with a ``linear_epochs`` method tests itself in numba: that method
+        replaces ``linear_epochs`` (same arguments and results), runs as many epochs as asked,
+        and the call then says whether its test ended the run
     cache_size : MB, the memory the kernel path's interior-point run may take
         (``msvm.fast.interior_point``; the column cache's own budget is its source's)
     """
@@ -876,7 +872,7 @@ class DecompositionSolver:
             stacklevel=5,
         )
 
-    def _run(self, epochs, n_patterns, path, polish=None, every=1, compact=None):
+    def _run(self, epochs, n_patterns, path, polish=None, every=1, compact=None, tested=False):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
         As in LIBLINEAR's Solver_MCSVM_CS, every variable is made active again whenever the
@@ -897,6 +893,9 @@ class DecompositionSolver:
         not allow one yet; it is called every ``period`` epochs, the period ``every`` after a
         step that gained and doubled after one that did not.
 
+        ``tested``: ``epochs`` checks ``stop`` itself after every epoch (a stop with its own
+        runner, see the class docstring), so the epochs need not come one at a time.
+
         ``compact(patterns, epochs, tol)``, if given, solves the problem restricted to the active
         patterns (``_compact``) whenever at most ``compact.at`` of them are left and no re-check
         is due, further than that re-check would come (eps_shrink), within the given epochs, and
@@ -906,7 +905,7 @@ class DecompositionSolver:
         active, n_active = np.arange(n_patterns), n_patterns
         schedule = new_schedule(self.tol, self.skip_below, path, self.budget - self.n_steps)
         shrink_at = 0.0 if self.shrinking else np.inf
-        single = self.stop is not None or self.verbose >= EPOCH_LINES
+        single = (self.stop is not None and not tested) or self.verbose >= EPOCH_LINES
         chunk = 1 if single else (every if polish is not None else self.epochs)
         period, since = every, 0
         n_iter = 0
@@ -1193,11 +1192,12 @@ class DecompositionSolver:
             self._seed(data, alpha, W, w0)
         dual = self._dual(alpha, flat_to_zero(data.sq_norms + self.offset), partner_table(0))
         Wt = W.T  # (L, d), C-contiguous: one row of weights per class
+        runner = getattr(self.stop, "linear_epochs", linear_epochs)  # a stop's own, if it has one
 
         def epochs(n, seed, active, n_active, schedule, shrink_at):
             run = (n, seed, active, n_active, schedule, self.tol, self.skip_below, shrink_at)
             args = (data.rows, self.offset, Wt, w0, dual, self.kind, self.c, self.shift)
-            return linear_epochs(*run, *args)
+            return runner(*run, *args)
 
         damping = DAMPING * float(np.mean(dual[4]))
         dual_terms = (self.kind, self.c, self.lin, self.hi, self.y_index)
@@ -1211,7 +1211,8 @@ class DecompositionSolver:
             # No Newton steps in a run that a stop test ends early (MProt's partial static
             # steps, tens of epochs): there they measured 1.1-1.4x slower (NOTES, stop 22).
             if not FACE_NEWTON or self.stop is not None:
-                return self._run(epochs, alpha.shape[0], LINEAR_PATH)
+                tested = runner is not linear_epochs
+                return self._run(epochs, alpha.shape[0], LINEAR_PATH, tested=tested)
             return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period)
 
         hand_over = proximal and not started and self.stop is None

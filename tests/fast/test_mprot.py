@@ -135,12 +135,13 @@ def test_primal_terms_in_one_pass_equal_the_definitions():
     np.testing.assert_allclose(prototype_sums(alpha, target), Z.sum(axis=0), atol=1e-12)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("constant, rho", [(0.7, 1.2), (0.0, 0.0), (0.0, 0.4)])
-def test_primal_terms_on_explicit_weights_equal_the_kernel_forms(sparse, constant, rho):
-    """The weights path's primal test in one numba pass (``WeightsState.primal_terms``, the
-    engine's W and w0 = (c + rho) 1^T Z as ``reset`` builds them): the slacks at
-    F = (X X^T + c 11^T) Z and ||M||^2 = <Z, (X X^T + c 11^T) Z>, from Z itself."""
+def test_primal_on_explicit_weights_equals_the_kernel_form(sparse, constant, rho, weighted):
+    """The weights path's primal in one numba pass over X's columns (``WeightsState.primal``,
+    the engine's W and w0 = (c + rho) 1^T Z as ``reset`` builds them): the slacks at
+    F = (X X^T + c 11^T) Z and 1/2 <Z, (X X^T + c 11^T) Z> + C sum_i s_i xi_i, from Z itself."""
     rng = np.random.default_rng(1)
     N, d, L, q = 50, 6, 3, 2
     X = rng.normal(size=(N, d)) * (rng.random((N, d)) < 0.6)
@@ -155,10 +156,12 @@ def test_primal_terms_on_explicit_weights_equal_the_kernel_forms(sparse, constan
     assert 0 < np.count_nonzero(expected) < N
     state = WeightsState(scipy.sparse.csr_matrix(X) if sparse else X, constant, alpha, rho)
     state.reset(assigned)
-    slacks = np.empty(N)
-    norm_sq = state.primal_terms(assigned, bias, target, proto_class, y, slacks)
+    slacks, C = np.empty(N), 0.3
+    weights = rng.random(N) if weighted else None
+    value = state.primal(assigned, bias, target, proto_class, y, weights, C, slacks)
     np.testing.assert_allclose(slacks, expected, rtol=1e-12, atol=1e-12)
-    assert norm_sq == pytest.approx(float(np.sum(Z * (K @ Z))), rel=1e-12)
+    loss = expected @ (np.ones(N) if weights is None else weights)
+    assert value == pytest.approx(0.5 * float(np.sum(Z * (K @ Z))) + C * loss, rel=1e-12)
 
 
 def test_one_prototype_is_crammer_singer(wine):
@@ -293,13 +296,9 @@ def test_partial_steps_with_a_bias_test_the_primal_at_their_own_bias(monkeypatch
     C = 1.0
     stops, steps = [], []
 
-    class Recorded(mprot.PartialStepEnd):
-        def __init__(self, primal, energy, limit):
-            def recorded():
-                self.last = primal()
-                return self.last
-
-            super().__init__(recorded, energy, limit)
+    class Recorded(mprot.WeightsStepEnd):  # the kernel <x, y> + 1 runs on explicit weights
+        def __init__(self, *args):
+            super().__init__(*args)
             stops.append(self)
 
     def spy(run, kind, alpha, assigned, c, rho, b, tol, partial=False):
@@ -308,7 +307,7 @@ def test_partial_steps_with_a_bias_test_the_primal_at_their_own_bias(monkeypatch
             steps.append((alpha.copy(), assigned.copy(), b.copy()))
         return b
 
-    monkeypatch.setattr(mprot, "PartialStepEnd", Recorded)
+    monkeypatch.setattr(mprot, "WeightsStepEnd", Recorded)
     monkeypatch.setattr(mprot, "augmented_lagrangian", spy)
     MultiPrototypeSVC(
         C=C, fit_intercept=True, partial_max_iter=-1, n_assignment_steps=20, random_state=0
@@ -334,12 +333,16 @@ def test_partial_steps_end_at_partial_max_iter(monkeypatch, optimizer, max_iter)
     X, y = load_wine(return_X_y=True)
     calls = []
 
-    class Recorded(mprot.PartialStepEnd):
-        def __init__(self, *args):
-            super().__init__(*args)
-            calls.append(self)
+    def recorded(test):  # PartialStepEnd for MProt's optimiser, WeightsStepEnd for the engine
+        class Recorded(test):
+            def __init__(self, *args):
+                super().__init__(*args)
+                calls.append(self)
 
-    monkeypatch.setattr(mprot, "PartialStepEnd", Recorded)
+        return Recorded
+
+    for name in ("PartialStepEnd", "WeightsStepEnd"):
+        monkeypatch.setattr(mprot, name, recorded(getattr(mprot, name)))
     for limit in (-1, 40):
         calls.clear()
         clf = MultiPrototypeSVC(
