@@ -51,7 +51,7 @@ from msvm.fast.kernels import is_lru, kernel_block
 from msvm.fast.patterns import LLW, SIGN, activate_all, pattern_apply
 from msvm.fast.threads import blas_threads
 
-MAX_ITER = 50  # Newton steps at most; a run that does not converge leaves alpha as it was
+MAX_ITER = 50  # Newton steps at most; a run not converged by then offers its last iterate
 GAP = 1e-11  # stop when the mean complementarity gap is below GAP (1 + |objective|) / n ...
 RESIDUAL = 1e-7  # ... and the dual residual below RESIDUAL (1 + max |lin| + max |Q alpha|)
 RIDGE = 1e-13  # added to K's diagonal, relative to its mean (K is often singular to rounding)
@@ -60,7 +60,7 @@ STEP_BACK = 0.995  # the fraction of the step to the boundary taken
 # The modelled cost in ns of one Newton step: STEP_NS . (L N^3, N^3, L N^2, 1) (LAPACK's
 # factorisations and inverses, the LU, the products and the Python around them; fitted on 15
 # sizes N = 100-900, L = 3-11, one thread, stop 27: within 0.7-1.17 of the times), and the steps
-# expected (10-15 on every problem tried); the switch runs the method once the epochs' modelled
+# expected (12-21 on every problem tried); the switch runs the method once the epochs' modelled
 # work reaches SWITCH times its cost.
 STEP_NS = (0.024, 0.044, 18.4, 2.2e5)
 EXPECTED_STEPS = 14
@@ -108,9 +108,11 @@ def newton_factors(K, D, s):
         np.add(lower, lower.T, out=inverse)
         inverse.flat[:: N + 1] *= 0.5
         G += np.multiply(inverse, D[:, j], out=scaled)  # (K + D_j)^-1 D_j
-    G *= s  # the reduced system (1 - s L) I + s G, factorised in place: its transpose is the
-    G.flat[:: N + 1] += 1.0 - s * L  # Fortran-ordered array LAPACK overwrites (newton_solve
-    return inverses, sl.lu_factor(G.T, overwrite_a=True, check_finite=False)  # solves with trans)
+    # The reduced system (1 - s L) I + s G, factorised in place: LAPACK overwrites its transpose
+    # (a Fortran-ordered view), and newton_solve solves with trans=1.
+    G *= s
+    G.flat[:: N + 1] += 1.0 - s * L
+    return inverses, sl.lu_factor(G.T, overwrite_a=True, check_finite=False)
 
 
 def newton_solve(factors, D, s, R):
