@@ -1058,8 +1058,8 @@ class DecompositionSolver:
         if kernel_face.applies(self.kind):
             newton = KernelFaceNewton(*dual_terms, source, self.offset, dual)
         elif interior_point.applies(self.kind):
-            newton = InteriorPointSwitch(*dual_terms[:1], self.c, *dual_terms[1:], source,
-                                         self.offset, dual, self.cache_bytes)  # fmt: skip
+            newton = InteriorPointSwitch(self.kind, self.c, *dual_terms[1:], source, self.offset,
+                                         dual, self.cache_bytes)  # fmt: skip
         else:
             return self._run(epochs, N, KERNEL_PATH, compact=compact)
 

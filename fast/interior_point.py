@@ -46,8 +46,7 @@ import numpy as np
 import scipy.linalg as sl
 from scipy.linalg import lapack
 
-from msvm.fast.kernel_face import epoch_work
-from msvm.fast.kernels import is_lru, kernel_block
+from msvm.fast.kernel_face import epoch_work, offset_block
 from msvm.fast.patterns import LLW, SIGN, activate_all, pattern_apply
 from msvm.fast.threads import blas_threads
 
@@ -249,12 +248,7 @@ class InteriorPointSwitch:
         if self.done or epoch_work(steps, *alpha.shape) < SWITCH * self.cost:
             return None
         self.done = True
-        N = alpha.shape[0]
-        everything = np.arange(N)
-        K = kernel_block(self.source, everything, everything) if is_lru(self.source) else (
-            self.source[7].copy())  # fmt: skip
-        if self.offset != 0.0:
-            K += self.offset
+        K = offset_block(self.source, self.offset)  # (read only: interior_point copies it)
         s, sigma = self.s, pattern_apply(self.kind, np.ones_like(alpha), self.y_index)
         # one thread: the same result whatever a fit's n_jobs; the steps' overflows (a kernel of
         # huge entries) end in a non-finite gap, and the run in None, not in warnings

@@ -185,9 +185,7 @@ class KernelFaceNewton:
 
     def _block(self, rows, cols):
         """(K + offset)[rows, cols]."""
-        source = self.source
-        K = kernel_block(source, rows, cols) if is_lru(source) else source[7][np.ix_(rows, cols)]
-        return K + self.offset if self.offset != 0.0 else K
+        return offset_block(self.source, self.offset, rows, cols)
 
     def _add_columns(self, U, P, dZ):
         """U += (K + offset)[:, P] dZ, a block of rows at a time within the cache's memory."""
@@ -199,6 +197,18 @@ class KernelFaceNewton:
         for start in range(0, N, step):
             block = np.arange(start, min(N, start + step))
             U[block] += self._block(block, P) @ dZ
+
+
+def offset_block(source, offset, rows=None, cols=None):
+    """(K + offset)[rows, cols] from the engine's column ``source`` (every row and column by
+    default: then, for a source holding the whole Gram matrix and no offset, that matrix itself,
+    not a copy)."""
+    if rows is None:
+        rows = cols = np.arange(source[8].size)
+        if not is_lru(source) and offset == 0.0:
+            return source[7]
+    K = kernel_block(source, rows, cols) if is_lru(source) else source[7][np.ix_(rows, cols)]
+    return K + offset if offset != 0.0 else K
 
 
 def _face_direction(Q, g, ridge, rows, bound):
