@@ -3,14 +3,18 @@
 - ``face``: exact Newton steps on the free face (``msvm.fast.kernel_face``) for Weston-Watkins
   and Crammer-Singer; writes benchmarks/results/kernel_face.md;
 - ``interior``: the switch to the interior-point method (``msvm.fast.interior_point``) for the
-  inhibitory machine and Lee-Lin-Wahba; writes benchmarks/results/interior_point.md.
+  inhibitory machine and Lee-Lin-Wahba; writes benchmarks/results/interior_point.md;
+- ``sum``: the same switch for Weston-Watkins and Crammer-Singer (their sum form), against
+  their face steps alone (``interior_point.KINDS`` without WW and CS); writes
+  benchmarks/results/interior_point_sum.md.
 
-    python benchmarks/kernel_accelerators.py face|interior [glass] [vehicle] [vowel] [digits]
+    python benchmarks/kernel_accelerators.py face|interior|sum [glass] [vehicle] [vowel] [digits]
         [mnist] [--repeats R]
 
 Cells: C in {1, 100, 1000} x gamma in {scale / 10, scale, 10 scale} on the grid benchmark's data
-and splits (``grid.dataset``).  Each cell fits with and without the accelerator (off:
-``msvm.fast.engine.FACE_NEWTON = False``, the epochs alone), alternating, R times (default 3),
+and splits (``grid.dataset``).  Each cell fits with and without the accelerator (off, for
+``face`` and ``interior``: ``msvm.fast.engine.FACE_NEWTON = False``, the epochs alone; for ``sum``:
+the face steps without the switch), alternating, R times (default 3),
 ``random_state=0``, and reports the median CPU times, their ratio, the epochs and the relative
 difference of the dual objectives, then prints the table.
 """
@@ -33,41 +37,62 @@ from msvm.fast import (  # noqa: E402
     LeeLinWahbaSVC,
     WestonWatkinsSVC,
     engine,
+    interior_point,
 )
+from msvm.fast.patterns import LLW, SIGN  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
-# accelerator -> (machines, result file, title)
+
+
+def epochs_alone(accelerated: bool):
+    engine.FACE_NEWTON = accelerated
+
+
+def face_steps_alone(accelerated: bool):
+    interior_point.KINDS = ALL_KINDS if accelerated else (SIGN, LLW)
+
+
+ALL_KINDS = interior_point.KINDS
+# accelerator -> (machines, result file, title, what "off" is)
 EXPERIMENTS = {
     "face": (
         (WestonWatkinsSVC, CrammerSingerSVC),
         "kernel_face.md",
         "Newton steps on the free face against the epochs alone",
+        epochs_alone,
     ),
     "interior": (
         (InhibitorySVC, LeeLinWahbaSVC),
         "interior_point.md",
         "The interior-point switch against the epochs alone",
+        epochs_alone,
+    ),
+    "sum": (
+        (WestonWatkinsSVC, CrammerSingerSVC),
+        "interior_point_sum.md",
+        "The interior-point switch (sum form) against the face steps alone",
+        face_steps_alone,
     ),
 }
 CS_GRID = (1.0, 100.0, 1000.0)
 
 
-def cell(Estimator, C, gamma, X, y, repeats):
+def cell(Estimator, C, gamma, X, y, repeats, toggle):
     """{accelerated: (median CPU seconds, epochs, dual objective)}, alternating the two."""
     times, last = {True: [], False: []}, {}
     for _ in range(repeats):
         for accelerated in (False, True):
-            engine.FACE_NEWTON = accelerated
+            toggle(accelerated)
             clf = Estimator(C=C, gamma=gamma, random_state=0)
             start = time.process_time()
             clf.fit(X, y)
             times[accelerated].append(time.process_time() - start)
             last[accelerated] = (clf.n_iter_, clf.dual_objective_)
-    engine.FACE_NEWTON = True
+    toggle(True)
     return {a: (float(np.median(times[a])), *last[a]) for a in (False, True)}
 
 
-def run(machines, name, repeats):
+def run(machines, name, repeats, toggle):
     X, y, train_size = grid.dataset(name)
     Xtr, _, ytr, _ = train_test_split(X, y, train_size=train_size, stratify=y, random_state=0)
     scale = 1.0 / (Xtr.shape[1] * Xtr.var())
@@ -77,7 +102,7 @@ def run(machines, name, repeats):
     for factor in grid.GAMMA_FACTORS:
         for C in CS_GRID:
             for Estimator in machines:
-                out = cell(Estimator, C, factor * scale, Xtr, ytr, repeats)
+                out = cell(Estimator, C, factor * scale, Xtr, ytr, repeats, toggle)
                 (t0, it0, d0), (t1, it1, d1) = out[False], out[True]
                 rows.append(
                     f"| {name} | {Estimator.__name__} | {C:g} | {factor:g} | {t0:.3f} | {t1:.3f} "
@@ -90,7 +115,7 @@ def run(machines, name, repeats):
 def main(argv):
     if not argv or argv[0] not in EXPERIMENTS:
         raise SystemExit(f"usage: kernel_accelerators.py {'|'.join(EXPERIMENTS)} [data ...]")
-    machines, out, title = EXPERIMENTS[argv[0]]
+    machines, out, title, toggle = EXPERIMENTS[argv[0]]
     argv = argv[1:]
     repeats = 3
     if "--repeats" in argv:
@@ -100,12 +125,12 @@ def main(argv):
     lines = [
         f"### {title} ({repeats} alternating fits per cell, median CPU time)",
         "",
-        "| data | estimator | C | gamma/scale | epochs alone [s] | accelerated [s] | ratio "
+        "| data | estimator | C | gamma/scale | off [s] | on [s] | ratio "
         "| epochs | dual difference (rel.) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
-        lines += run(machines, name, repeats)
+        lines += run(machines, name, repeats, toggle)
     ratios = [float(line.split("|")[7]) for line in lines[4:]]
     lines += [
         "",

@@ -23,7 +23,8 @@ own class-by-class solver (``msvm.fast.separable``).  On the explicit-weights pa
 interleaved with damped Newton steps on the free face (``msvm.fast.face_newton``), on the kernel
 path of Weston-Watkins and Crammer-Singer with exact ones, within a work budget
 (``msvm.fast.kernel_face``): both shorten coordinate descent's slow tail on ill-conditioned duals.
-The kernel path of the inhibitory machine and Lee-Lin-Wahba hands the run, once, to an
+The kernel path of every coupled machine (inhibitory, Lee-Lin-Wahba, and Weston-Watkins and
+Crammer-Singer when their face steps have not ended the run) hands the run, once, to an
 interior-point method when the epochs' work reaches its cost (``msvm.fast.interior_point``).
 """
 
@@ -560,9 +561,9 @@ LINEAR_PATH = (0.2, 1.0, np.inf)  # no kernel columns: no transfers
 
 # Newton steps on the free face between the explicit-weights epochs (msvm.fast.face_newton)
 # and, for Weston-Watkins and Crammer-Singer, between the kernel epochs every KERNEL_FACE_PERIOD
-# epochs, within a work budget (msvm.fast.kernel_face); for the inhibitory machine and
-# Lee-Lin-Wahba the interior-point switch, checked as often (msvm.fast.interior_point); tests
-# switch them off to compare arithmetic paths exactly.
+# epochs, within a work budget (msvm.fast.kernel_face); for every coupled machine the
+# interior-point switch, checked as often and first (msvm.fast.interior_point); tests switch them
+# off to compare arithmetic paths exactly.
 FACE_NEWTON = True
 KERNEL_FACE_PERIOD = 10
 
@@ -1055,16 +1056,21 @@ class DecompositionSolver:
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
             return self._run(epochs, N, KERNEL_PATH, compact=compact)
+        steppers = []  # the first that is due takes the step
+        if interior_point.applies(self.kind):
+            steppers.append(InteriorPointSwitch(self.kind, self.c, *dual_terms[1:], source,
+                                                self.offset, dual, self.cache_bytes))  # fmt: skip
         if kernel_face.applies(self.kind):
-            newton = KernelFaceNewton(*dual_terms, source, self.offset, dual)
-        elif interior_point.applies(self.kind):
-            newton = InteriorPointSwitch(self.kind, self.c, *dual_terms[1:], source, self.offset,
-                                         dual, self.cache_bytes)  # fmt: skip
-        else:
+            steppers.append(KernelFaceNewton(*dual_terms, source, self.offset, dual))
+        if not steppers:
             return self._run(epochs, N, KERNEL_PATH, compact=compact)
 
         def polish(patterns):
-            return newton.step(alpha, U, patterns, self.n_steps)
+            for stepper in steppers:
+                gain = stepper.step(alpha, U, patterns, self.n_steps)
+                if gain is not None:
+                    return gain
+            return None
 
         return self._run(epochs, N, KERNEL_PATH, polish, KERNEL_FACE_PERIOD, compact=compact)
 

@@ -1,7 +1,8 @@
-"""A primal-dual interior-point method for the inhibitory and Lee-Lin-Wahba kernel duals.
+"""A primal-dual interior-point method for the inhibitory, Lee-Lin-Wahba, Weston-Watkins and
+Crammer-Singer kernel duals.
 
-Both duals (ISVM dual 6.1 at fixed mu; Lee-Lin-Wahba, ISVM Table 1) are, in the engine's terms
-(``msvm.fast.patterns``),
+The inhibitory and Lee-Lin-Wahba duals (ISVM dual 6.1 at fixed mu; ISVM Table 1) are, in the
+engine's terms (``msvm.fast.patterns``),
 
     maximise lin . alpha - 1/2 <Z M, (K + offset) Z>,   Z = S alpha,   0 <= alpha <= hi,
 
@@ -28,6 +29,22 @@ N L x N L, O(L^3 N^3).  The same factors serve the predictor and the corrector. 
 fixed at 0 (hi = 0: Lee-Lin-Wahba's own class, zero sample weights) stay out of the
 complementarity conditions and get a curvature FIXED times the kernel's, so dz = 0 there.
 
+Weston-Watkins and Crammer-Singer (S_i = e_y 1^T - I, M = I; ISVM Table 1, Lecture's Sum- and
+Max-SVM) are solved in their sum form (``sum_form``): with w_ir = alpha_ir for r != y_i and
+w_iy = sum_r alpha_ir, Z = sigma w with sigma_ir = +1 at r = y_i and -1 elsewhere, so the
+Hessian in z = sigma w is K (x) I, and the price is one linear constraint per pattern,
+sum_r Z_ir = 0, with bounds 0 <= w_ir <= hi_ir and 0 <= w_iy <= budget_i (Crammer-Singer's budget
+C, ISVM F.3-F.4 and MProt 10-11, becomes a bound on one variable; for Weston-Watkins the bound
+sum_r hi_ir is implied, and keeps every block below definite).  With the constraints'
+multipliers lam the Newton system is (K + D_j) dz_j + dlam = r_j for every class j and
+sum_j dz_j = -p (p: the constraints' residual), so dz_j = (K + D_j)^-1 (r_j - dlam) and
+
+    (sum_j (K + D_j)^-1) dlam = sum_j (K + D_j)^-1 r_j + p:
+
+the same L factorisations and one N x N solve.  The start meets the constraints
+(``_sum_zero_start``); a variable alpha_ir's multiplier at 0 is then its own plus that of its
+pattern's sum at 0.
+
 The method is an accelerator of the engine, never its answer: ``InteriorPointSwitch`` runs it
 once per engine run (with ``fit_intercept``, once per round of the augmented Lagrangian; on a
 column cache, once per compact phase, on its patterns), when the epochs' modelled work reaches
@@ -46,8 +63,9 @@ import numpy as np
 import scipy.linalg as sl
 from scipy.linalg import lapack
 
-from msvm.fast.kernel_face import epoch_work, offset_block
-from msvm.fast.patterns import LLW, SIGN, activate_all, pattern_apply
+from msvm.fast.face_newton import line_moves
+from msvm.fast.kernel_face import FULL_STEP, epoch_work, offset_block
+from msvm.fast.patterns import CS, LLW, SIGN, WW, activate_all, pattern_apply
 from msvm.fast.threads import blas_threads
 
 MAX_ITER = 50  # Newton steps at most; a run not converged by then offers its last iterate
@@ -64,12 +82,14 @@ STEP_BACK = 0.995  # the fraction of the step to the boundary taken
 STEP_NS = (0.024, 0.044, 18.4, 2.2e5)
 EXPECTED_STEPS = 14
 SWITCH = 1.0
+KINDS = (SIGN, LLW, WW, CS)  # the duals the switch runs for (benchmarks narrow it)
 
 
 def applies(kind: int) -> bool:
-    """Whether the dual has the Kronecker Hessian K (x) (I - s 11^T): the inhibitory machine at
-    any mu (one-vs-all with the cyclic selection, s = 0, too) and Lee-Lin-Wahba."""
-    return kind in (SIGN, LLW)
+    """Whether the dual has the Kronecker Hessian K (x) (I - s 11^T) in Z = S alpha: the
+    inhibitory machine at any mu (one-vs-all with the cyclic selection, s = 0, too) and
+    Lee-Lin-Wahba; Weston-Watkins and Crammer-Singer in their sum form (``sum_form``)."""
+    return kind in KINDS
 
 
 def modelled_cost(N: int, L: int) -> float:
@@ -87,9 +107,9 @@ def memory(N: int, L: int) -> int:
     return 8 * (L + 8) * N * N
 
 
-def newton_factors(K, D, s):
-    """The inverses (K + D_j)^-1 (L, N, N) and the LU of (1 - s L) I + s G; None when a block
-    is not positive definite."""
+def newton_factors(K, D, s, sum_zero=False):
+    """The inverses (K + D_j)^-1 (L, N, N) and the LU of the reduced system: (1 - s L) I + s G,
+    or with ``sum_zero`` sum_j (K + D_j)^-1; None when a block is not positive definite."""
     N, L = D.shape
     inverses = np.empty((L, N, N))
     G, scaled = np.zeros((N, N)), np.empty((N, N))
@@ -106,20 +126,28 @@ def newton_factors(K, D, s):
         inverse = inverses[j]
         np.add(lower, lower.T, out=inverse)
         inverse.flat[:: N + 1] *= 0.5
-        G += np.multiply(inverse, D[:, j], out=scaled)  # (K + D_j)^-1 D_j
-    # The reduced system (1 - s L) I + s G, factorised in place: LAPACK overwrites its transpose
-    # (a Fortran-ordered view), and newton_solve solves with trans=1.
-    G *= s
-    G.flat[:: N + 1] += 1.0 - s * L
+        G += inverse if sum_zero else np.multiply(inverse, D[:, j], out=scaled)
+    # The reduced system, factorised in place: LAPACK overwrites its transpose (a Fortran-ordered
+    # view), and newton_solve solves with trans=1.
+    if not sum_zero:
+        G *= s
+        G.flat[:: N + 1] += 1.0 - s * L
     return inverses, sl.lu_factor(G.T, overwrite_a=True, check_finite=False)
 
 
-def newton_solve(factors, D, s, R):
-    """dz solving (K (x) M + diag D) dz = R (N x L arrays), from ``newton_factors``."""
+def newton_solve(factors, D, s, R, p=None):
+    """dz solving (K (x) M + diag D) dz = R (N x L arrays), from ``newton_factors``; with
+    ``p`` (from ``newton_factors(..., sum_zero=True)``, M = I), (dz, dlam) solving
+    (K + D_j) dz_j + dlam = R_j for every class j and sum_j dz_j = -p."""
     inverses, lu = factors
     a, Gv = np.empty_like(R), np.empty_like(R)
     for j in range(R.shape[1]):
         a[:, j] = inverses[j] @ R[:, j]
+    if p is not None:
+        dlam = sl.lu_solve(lu, a.sum(axis=1) + p, trans=1, check_finite=False)
+        for j in range(R.shape[1]):
+            Gv[:, j] = inverses[j] @ dlam
+        return a - Gv, dlam
     v = sl.lu_solve(lu, a.sum(axis=1), trans=1, check_finite=False)
     for j in range(R.shape[1]):
         Gv[:, j] = inverses[j] @ (D[:, j] * v)
@@ -131,11 +159,13 @@ def hessian_product(K, Z, s):
     return K @ (Z - s * Z.sum(axis=1, keepdims=True))
 
 
-def interior_point(K, lin, hi, sigma, s):
+def interior_point(K, lin, hi, sigma, s, sum_zero=False):
     """Maximise lin . alpha - 1/2 <Z M, K Z>, Z = sigma * alpha, 0 <= alpha <= hi, by Mehrotra's
-    predictor-corrector.  Returns (alpha, lower, upper, steps), lower and upper the multipliers
-    of alpha >= 0 and alpha <= hi (steps = MAX_ITER: not converged, the last iterate), or None
-    when a Newton system was singular or the iterates stopped being finite."""
+    predictor-corrector; with ``sum_zero`` (s = 0) also subject to sum_r Z_ir = 0 for every
+    pattern (``sum_form``), from a start that meets it.  Returns (alpha, lower, upper, steps),
+    lower and upper the multipliers of alpha >= 0 and alpha <= hi (steps = MAX_ITER: not
+    converged, the last iterate), or None when a Newton system was singular or the iterates
+    stopped being finite."""
     N, L = lin.shape
     fixed = hi <= 0.0
     free = ~fixed
@@ -146,30 +176,33 @@ def interior_point(K, lin, hi, sigma, s):
     K = K.copy()
     K.flat[:: N + 1] += RIDGE * scale
     room = np.where(fixed, 1.0, hi)  # (a fixed variable's bounds drop out)
-    x = np.where(fixed, 0.0, 0.5 * room)
+    x = np.where(fixed, 0.0, _sum_zero_start(room, sigma, fixed) if sum_zero else 0.5 * room)
     slack = room - x  # hi - x, kept as its own variable: recomputed, it rounds to 0 near hi
     lower = np.where(fixed, 0.0, 1.0)
     upper = lower.copy()
-    lin_size = 1.0 + np.abs(lin).max()
+    lam = np.zeros(N)  # the multipliers of sum_r Z_ir = 0 (with sum_zero)
+    lin_size, hi_size = 1.0 + np.abs(lin).max(), 1.0 + hi.max()
     for step in range(MAX_ITER):
         Qx = sigma * hessian_product(K, sigma * x, s)
-        residual = np.where(fixed, 0.0, Qx - lin - lower + upper)  # gradient of the minimised
+        residual = np.where(fixed, 0.0, Qx - lin - lower + upper + sigma * lam[:, None])
+        sums = (sigma * x).sum(axis=1) if sum_zero else None
         gap = (np.sum(x * lower) + np.sum(slack * upper)) / (2 * n)
         objective = np.vdot(lin, x) - 0.5 * np.vdot(x, Qx)
         if not np.isfinite(gap + objective):
             return None
         if (gap < GAP * (1.0 + abs(objective)) / n
-                and np.abs(residual).max() < RESIDUAL * (lin_size + np.abs(Qx).max())):  # fmt: skip
+                and np.abs(residual).max() < RESIDUAL * (lin_size + np.abs(Qx).max())
+                and (sums is None or np.abs(sums).max() < RESIDUAL * hi_size)):  # fmt: skip
             return x, lower, upper, step
         safe_x, safe_slack = np.where(fixed, 1.0, x), np.where(fixed, 1.0, slack)
         D = np.where(fixed, FIXED * scale, lower / safe_x + upper / safe_slack)
         factors = None  # (the previous step's: freed before the new ones are built)
-        factors = newton_factors(K, D, s)
+        factors = newton_factors(K, D, s, sum_zero)
         if factors is None:
             return None
-        state = (fixed, sigma, residual, safe_x, safe_slack, lower, upper)
+        state = (fixed, sigma, residual, sums, safe_x, safe_slack, lower, upper)
         # the affine predictor
-        dx, d_lower, d_upper = _direction(factors, D, s, state, -x * lower, -slack * upper)
+        dx, d_lower, d_upper, _ = _direction(factors, D, s, state, -x * lower, -slack * upper)
         t = _step_length(x, slack, lower, upper, dx, d_lower, d_upper, free)
         gap_affine = (
             np.sum((x + t * dx) * (lower + t * d_lower))
@@ -178,25 +211,42 @@ def interior_point(K, lin, hi, sigma, s):
         centring = (gap_affine / gap) ** 3 * gap
         r_lower = np.where(fixed, 0.0, centring - x * lower - dx * d_lower)
         r_upper = np.where(fixed, 0.0, centring - slack * upper + dx * d_upper)
-        dx, d_lower, d_upper = _direction(factors, D, s, state, r_lower, r_upper)  # corrector
+        dx, d_lower, d_upper, d_lam = _direction(factors, D, s, state, r_lower, r_upper)
         t = STEP_BACK * _step_length(x, slack, lower, upper, dx, d_lower, d_upper, free)
         x = np.where(fixed, 0.0, x + t * dx)
         slack = np.where(fixed, 1.0, slack - t * dx)
         lower = lower + t * d_lower
         upper = upper + t * d_upper
+        lam = lam + t * d_lam
     return x, lower, upper, MAX_ITER  # not converged: still a feasible point to try
 
 
+def _sum_zero_start(room, sigma, fixed):
+    """A point strictly inside the box with sum_r sigma_ir x_ir = 0: each pattern's variables
+    with sigma = -1 at a fraction a of their room, those with sigma = +1 at b, a and b <= 1/2
+    (a pattern of fixed variables only: 0)."""
+    plus = np.where(fixed | (sigma < 0.0), 0.0, room).sum(axis=1)
+    minus = np.where(fixed | (sigma > 0.0), 0.0, room).sum(axis=1)
+    a = 0.5 * np.minimum(1.0, plus / np.where(minus > 0.0, minus, 1.0))
+    b = a * minus / np.where(plus > 0.0, plus, 1.0)
+    return np.where(sigma < 0.0, a[:, None], b[:, None]) * room
+
+
 def _direction(factors, D, s, state, r_lower, r_upper):
-    """(dx, d_lower, d_upper): the Newton step of the KKT conditions Q x - lin - lower + upper = 0
+    """(dx, d_lower, d_upper, d_lam): the Newton step of the KKT conditions
+    Q x - lin - lower + upper + sigma lam = 0 (and sum_r sigma_ir x_ir = 0 with ``sum_zero``)
     with the complementarity rows lower dx + x d_lower = r_lower and -upper dx + slack d_upper =
     r_upper (the predictor aims at x lower = 0, the corrector at the centring target)."""
-    fixed, sigma, residual, x, slack, lower, upper = state
+    fixed, sigma, residual, sums, x, slack, lower, upper = state
     R = np.where(fixed, 0.0, -residual + r_lower / x - r_upper / slack)
-    dx = np.where(fixed, 0.0, sigma * newton_solve(factors, D, s, sigma * R))
+    if sums is None:
+        dz, d_lam = newton_solve(factors, D, s, sigma * R), 0.0
+    else:
+        dz, d_lam = newton_solve(factors, D, s, sigma * R, sums)
+    dx = np.where(fixed, 0.0, sigma * dz)
     d_lower = np.where(fixed, 0.0, (r_lower - lower * dx) / x)
     d_upper = np.where(fixed, 0.0, (r_upper + upper * dx) / slack)
-    return dx, d_lower, d_upper
+    return dx, d_lower, d_upper, d_lam
 
 
 def _step_length(x, slack, lower, upper, dx, d_lower, d_upper, free):
@@ -224,6 +274,21 @@ def snap(alpha, lower, upper, hi, curvature):
     return np.where(at_zero & ~at_hi, 0.0, np.where(at_hi & ~at_zero, hi, alpha))
 
 
+def sum_form(kind, lin, hi, y_index):
+    """The WW or CS dual (S_i = e_y 1^T - I, M = I) in w: w_ir = alpha_ir for r != y_i and
+    w_iy = sum_r alpha_ir, so that Z = sigma w with sigma_ir = +1 at r = y_i, -1 elsewhere, and
+    sum_r Z_ir = 0 for every pattern (``interior_point(..., sum_zero=True)``).  w_iy lies in
+    [0, budget]: for CS the budget C (the largest hi, as ``patterns.budget_rank_one`` reads it),
+    for WW sum_r hi_ir, implied by the boxes.  Returns (lin_w, hi_w, sigma)."""
+    own = (np.arange(lin.shape[0]), y_index)
+    sigma = -np.ones_like(lin)
+    sigma[own] = 1.0
+    lin_w, hi_w = lin.copy(), hi.copy()
+    lin_w[own] = 0.0
+    hi_w[own] = hi.max(axis=1) if kind == CS else hi.sum(axis=1)
+    return lin_w, hi_w, sigma
+
+
 class InteriorPointSwitch:
     """Hands a run of the epochs to ``interior_point`` once (see the module docstring).
 
@@ -236,7 +301,7 @@ class InteriorPointSwitch:
         self.kind, self.lin, self.hi, self.y_index = kind, lin, hi, y_index
         self.source, self.offset, self.dual = source, offset, dual
         N, L = lin.shape
-        self.s = c if kind == SIGN else 1.0 / L
+        self.s = c if kind == SIGN else 1.0 / L if kind == LLW else 0.0  # M = I - s 11^T
         self.cost = modelled_cost(N, L)
         self.done = memory(N, L) > memory_limit or N < 2
 
@@ -249,21 +314,25 @@ class InteriorPointSwitch:
             return None
         self.done = True
         K = offset_block(self.source, self.offset)  # (read only: interior_point copies it)
-        s, sigma = self.s, pattern_apply(self.kind, np.ones_like(alpha), self.y_index)
         # one thread: the same result whatever a fit's n_jobs; the steps' overflows (a kernel of
         # huge entries) end in a non-finite gap, and the run in None, not in warnings
         with blas_threads(1), np.errstate(all="ignore"):
-            held = U - K @ (sigma * alpha)  # outputs of the variables outside (else ~0)
-            lin = self.lin - sigma * (held - s * held.sum(axis=1, keepdims=True))
-            found = interior_point(K, lin, self.hi, sigma, s)
-            if found is None:
+            held = U - K @ pattern_apply(self.kind, alpha, self.y_index)  # outputs of the
+            # variables outside the run (else ~0)
+            if self.kind in (WW, CS):
+                x = self._sum_form_point(K, held)
+            else:
+                x = self._kronecker_point(K, held)
+            if x is None:
                 return 0.0
-            x, lower, upper, _ = found
-            curvature = np.maximum(np.diag(K)[:, None] * (1.0 - s), 1e-300)  # Q_vv = K_ii (1 - s)
-            x = np.clip(snap(x, lower, upper, self.hi, curvature), 0.0, self.hi)
-            dZ = sigma * (x - alpha)
+            if self.kind == CS:  # increases scaled back where a snap overfilled a budget
+                moves, dZ = np.empty((1, *alpha.shape)), np.empty(alpha.shape)
+                line_moves(self.kind, alpha, x - alpha, self.hi, self.y_index, self.lin, U,
+                           self.hi.max(axis=1), FULL_STEP, moves, dZ)  # fmt: skip
+                x = alpha + moves[0]
+            dZ = pattern_apply(self.kind, x - alpha, self.y_index)
             dU = K @ dZ
-            dB = dZ - s * dZ.sum(axis=1, keepdims=True)
+            dB = dZ - self.s * dZ.sum(axis=1, keepdims=True)
             # D(alpha + delta) - D(alpha) = lin . delta - <dB, U> - 1/2 <dB, dU>, dB = dZ M
             gain = float(np.vdot(self.lin, x - alpha) - np.vdot(dB, U) - 0.5 * np.vdot(dB, dU))
         if not gain > 0.0:
@@ -272,3 +341,33 @@ class InteriorPointSwitch:
         U += dU
         activate_all(self.dual[1], self.dual[5], self.dual[6])
         return gain
+
+    def _kronecker_point(self, K, held):
+        """The snapped optimum of the inhibitory or LLW dual (Z = sigma alpha), or None."""
+        s, sigma = self.s, pattern_apply(self.kind, np.ones_like(self.lin), self.y_index)
+        lin = self.lin - sigma * (held - s * held.sum(axis=1, keepdims=True))
+        found = interior_point(K, lin, self.hi, sigma, s)
+        if found is None:
+            return None
+        x, lower, upper, _ = found
+        curvature = np.maximum(np.diag(K)[:, None] * (1.0 - s), 1e-300)  # Q_vv = K_ii (1 - s)
+        return np.clip(snap(x, lower, upper, self.hi, curvature), 0.0, self.hi)
+
+    def _sum_form_point(self, K, held):
+        """The snapped optimum of the WW or CS dual, solved in its sum form (``sum_form``), or
+        None.  A variable alpha_ir's multiplier at 0 is its own plus that of its pattern's sum
+        at 0 (w_iy = 0 holds every alpha_ir at 0); at hi, for WW, likewise (the sum's bound is
+        implied by the boxes), for CS its own only (the budget binds a sum, not the variable)."""
+        lin, hi, sigma = sum_form(self.kind, self.lin, self.hi, self.y_index)
+        found = interior_point(K, lin - sigma * held, hi, sigma, 0.0, True)  # (sum_zero)
+        if found is None:
+            return None
+        w, lower, upper, _ = found
+        rows = np.arange(w.shape[0])
+        own = (rows, self.y_index)
+        lower = lower + lower[own][:, None]
+        if self.kind == WW:
+            upper = upper + upper[own][:, None]
+        w[own] = 0.0  # alpha_iy, fixed at 0
+        curvature = np.maximum(2.0 * np.diag(K)[:, None], 1e-300)  # Q_vv = 2 K_ii, r != y_i
+        return np.clip(snap(w, lower, upper, self.hi, curvature), 0.0, self.hi)

@@ -1,6 +1,7 @@
-"""The interior-point method of the inhibitory and Lee-Lin-Wahba kernel duals
-(msvm.fast.interior_point) against dense linear algebra and cvxpy, and in the engine against the
-epochs alone and the reference layer."""
+"""The interior-point method of the kernel duals (msvm.fast.interior_point: the inhibitory and
+Lee-Lin-Wahba duals in their Kronecker form, Weston-Watkins and Crammer-Singer in their sum form)
+against dense linear algebra and cvxpy, and in the engine against the epochs alone and the
+reference layer."""
 
 from __future__ import annotations
 
@@ -10,22 +11,40 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
 from msvm.core import datasets
-from msvm.fast import InhibitorySVC, LeeLinWahbaSVC, engine, interior_point
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    WestonWatkinsSVC,
+    engine,
+    interior_point,
+    kernel_face,
+)
 from msvm.fast.interior_point import (
     hessian_product,
     newton_factors,
     newton_solve,
     snap,
+    sum_form,
 )
-from msvm.fast.patterns import dual_vectors, pattern_apply, pattern_transpose
+from msvm.fast.patterns import CS, dual_vectors, pattern_apply, pattern_transpose
 from msvm.reference import FORMULATIONS, Problem
 
-MACHINES = [InhibitorySVC, LeeLinWahbaSVC]
+KRONECKER = [InhibitorySVC, LeeLinWahbaSVC]
+SUM_FORM = [WestonWatkinsSVC, CrammerSingerSVC]
+MACHINES = KRONECKER + SUM_FORM
+FORMULATION = {
+    InhibitorySVC: "inhibitory",
+    LeeLinWahbaSVC: "lee_lin_wahba",
+    WestonWatkinsSVC: "weston_watkins",
+    CrammerSingerSVC: "crammer_singer",
+}
 
 
 def wide_iris():
@@ -49,6 +68,38 @@ def dual_problem(Machine, C, n=40, L=4, seed=0, zero_weights=0, **options):
     s = c if Machine is InhibitorySVC else 1.0 / L
     sigma = pattern_apply(kind, np.ones((n, L)), y_index)
     return rbf_kernel(X, gamma=0.05), lin, hi, sigma, s
+
+
+def sum_problem(Machine, C, n=40, L=4, seed=0, zero_weights=0, fixed=0):
+    """A WW or CS dual on the data of ``dual_problem``: (K, lin, hi, y_index, kind), ``fixed``
+    further variables fixed at 0 (as MProt fixes a class's other positive prototypes)."""
+    rng = np.random.default_rng(seed)
+    y_index = np.arange(n) % L
+    X = rng.normal(size=(n, 3)) + 0.7 * np.eye(3)[y_index % 3]
+    machine = Machine()
+    lin, free = machine._dual_terms(y_index, L)
+    hi = C * free
+    hi[rng.choice(n, zero_weights, replace=False)] = 0.0
+    hi.flat[rng.choice(np.flatnonzero(hi), fixed, replace=False)] = 0.0
+    return rbf_kernel(X, gamma=0.05), lin, hi, y_index, machine._kind
+
+
+def cvxpy_sum_optimum(K, lin, hi, y_index, kind):
+    """max lin . alpha - 1/2 <Z, K Z>, Z_i = (e_y 1^T - I) alpha_i, 0 <= alpha <= hi, and for
+    CS sum_r alpha_ir <= C_i (the largest hi of the pattern), by cvxpy + Clarabel."""
+    N, L = lin.shape
+    w, V = np.linalg.eigh(K)
+    F = np.sqrt(np.maximum(w, 0.0))[:, None] * V.T
+    alpha = cp.Variable((N, L))
+    own = np.eye(L)[y_index]
+    Z = cp.multiply(own, cp.sum(alpha, axis=1, keepdims=True) @ np.ones((1, L))) - alpha
+    constraints = [alpha >= 0, alpha <= hi]
+    if kind == CS:
+        constraints.append(cp.sum(alpha, axis=1) <= hi.max(axis=1))
+    objective = cp.sum(cp.multiply(lin, alpha)) - 0.5 * cp.sum_squares(F @ Z)
+    problem = cp.Problem(cp.Maximize(objective), constraints)
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    return problem.value
 
 
 def cvxpy_optimum(K, lin, hi, sigma, s):
@@ -123,9 +174,76 @@ def test_snapped_point_meets_the_kkt_conditions(Machine):
     assert violation[hi > 0].max() < 1e-6 * np.abs(lin).max()
 
 
+@pytest.mark.parametrize("L", [3, 6])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sum_zero_newton_solve_matches_the_dense_saddle_point_system(L, seed):
+    # (K + D_j) dz_j + dlam = R_j for every class j, sum_j dz_j = -p: the saddle-point system of
+    # the sum form, classes outermost, solved densely; barrier curvatures over eight decades.
+    rng = np.random.default_rng(seed)
+    N = 15
+    K = rbf_kernel(rng.normal(size=(N, 2)), gamma=0.3)
+    D = 10.0 ** rng.uniform(-4, 4, size=(N, L))
+    D[rng.random((N, L)) < 0.2] = interior_point.FIXED
+    R, p = rng.normal(size=(N, L)), rng.normal(size=N)
+    sums = np.kron(np.ones((1, L)), np.eye(N))  # sum_j dz_j
+    dense = np.block([[np.kron(np.eye(L), K) + np.diag(D.T.ravel()), sums.T],
+                      [sums, np.zeros((N, N))]])  # fmt: skip
+    expected = np.linalg.solve(dense, np.concatenate([R.T.ravel(), -p]))
+    dz, dlam = newton_solve(newton_factors(K, D, 0.0, sum_zero=True), D, 0.0, R, p)
+    np.testing.assert_allclose(dz.T.ravel(), expected[: N * L], rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(dlam, expected[N * L :], rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("Machine", SUM_FORM)
+@pytest.mark.parametrize(
+    "C, zero_weights, fixed", [(10.0, 0, 0), (1000.0, 0, 0), (10.0, 5, 0), (100.0, 0, 12)]
+)
+def test_sum_form_reaches_the_cvxpy_optimum(Machine, C, zero_weights, fixed):
+    # Solved in w (w_ir = alpha_ir, w_iy = the pattern's sum, sum_r Z_ir = 0), read back as
+    # alpha: feasible (box, CS budget) and optimal, against cvxpy written in alpha itself.
+    K, lin, hi, y_index, kind = sum_problem(Machine, C, zero_weights=zero_weights, fixed=fixed)
+    lin_w, hi_w, sigma = sum_form(kind, lin, hi, y_index)
+    w, lower, upper, steps = interior_point.interior_point(K, lin_w, hi_w, sigma, 0.0, True)
+    assert steps < interior_point.MAX_ITER
+    alpha = w.copy()
+    alpha[np.arange(len(y_index)), y_index] = 0.0
+    assert np.all((alpha >= 0.0) & (alpha <= hi))
+    assert np.all(alpha[hi == 0.0] == 0.0)
+    np.testing.assert_allclose(w[np.arange(len(y_index)), y_index], alpha.sum(axis=1),
+                               rtol=1e-9, atol=1e-9 * C)  # fmt: skip
+    if kind == CS:
+        assert np.all(alpha.sum(axis=1) <= C * (1.0 + 1e-9))
+    Z = pattern_apply(kind, alpha, y_index)
+    value = float(np.vdot(lin, alpha) - 0.5 * np.vdot(Z, K @ Z))
+    assert value == pytest.approx(cvxpy_sum_optimum(K, lin, hi, y_index, kind), rel=1e-7)
+
+
+def test_crammer_singer_switch_keeps_every_budget(monkeypatch):
+    # The snap may put a variable at hi = C while others of its pattern hold mass; the move is
+    # scaled back onto the budget (face_newton.line_moves) before it is taken.
+    X, y = wide_iris()
+    monkeypatch.setattr(interior_point, "SWITCH", 0.0)
+    taken = []
+    step = interior_point.InteriorPointSwitch.step
+
+    def recorded(self, alpha, *args):
+        gain = step(self, alpha, *args)
+        if gain:
+            taken.append(alpha.sum(axis=1).max())
+        return gain
+
+    monkeypatch.setattr(interior_point.InteriorPointSwitch, "step", recorded)
+    fit = CrammerSingerSVC(C=1000.0, gamma=0.01, random_state=0).fit(X, y)
+    assert len(taken) == 1 and taken[0] <= 1000.0 * (1.0 + 1e-12)
+    assert fit.dual_coef_.sum(axis=1).max() <= 1000.0 * (1.0 + 1e-12)
+
+
 def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params):
     """(fit with the interior point, fit by the epochs alone, interior-point runs whose point
-    was taken, i.e. gained)."""
+    was taken, i.e. gained).  Weston-Watkins' and Crammer-Singer's face steps are off: the
+    switch alone against the epochs alone (on iris the face steps end the run before the switch
+    is due; ``test_sum_form_switch_takes_over_where_the_face_steps_do_not_end_the_run``)."""
+    monkeypatch.setattr(kernel_face, "applies", lambda kind: False)
     gains = []
     step = interior_point.InteriorPointSwitch.step
 
@@ -143,7 +261,7 @@ def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params)
     return *fits, sum(gain > 0 for gain in gains)
 
 
-@pytest.mark.parametrize("Machine", MACHINES)
+@pytest.mark.parametrize("Machine", KRONECKER)  # (WW, CS: the test after the next)
 def test_wide_kernel_large_C_switches_and_takes_a_fraction_of_the_epochs(Machine, monkeypatch):
     X, y = wide_iris()
     params = dict(C=1000.0, gamma=0.01, tol=1e-4, random_state=0, max_iter=-1)
@@ -155,6 +273,37 @@ def test_wide_kernel_large_C_switches_and_takes_a_fraction_of_the_epochs(Machine
     assert switched.dual_objective_ >= alone.dual_objective_ - 1e-9 * abs(alone.dual_objective_)
 
 
+@pytest.mark.parametrize("Machine", SUM_FORM)
+def test_sum_form_switch_takes_over_where_the_face_steps_do_not_end_the_run(Machine):
+    # Default settings, face steps on: six overlapping classes at a wide kernel and C = 1000,
+    # where the epochs alone take ~22 000 (WW) / ~35 000 (CS) epochs.  The face steps do not
+    # end the run, the switch does: one run, and a small fraction of the epochs.
+    X, y = make_classification(150, n_features=9, n_informative=6, n_classes=6,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    X = StandardScaler().fit_transform(X)
+    runs = []
+    step = interior_point.InteriorPointSwitch.step
+
+    def recorded(self, *args):
+        gain = step(self, *args)
+        if gain is not None:
+            runs.append(gain)
+        return gain
+
+    params = dict(C=1000.0, gamma=0.003, random_state=0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(interior_point.InteriorPointSwitch, "step", recorded)
+        fit = Machine(**params).fit(X, y)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "FACE_NEWTON", False)
+        alone = Machine(**params).fit(X, y)
+    assert len(runs) == 1 and runs[0] > 0.0
+    assert fit.n_iter_ < alone.n_iter_ / 20
+    assert fit.kkt_violation_ <= 1e-3
+    assert fit.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-5)
+    assert fit.dual_objective_ >= alone.dual_objective_ - 1e-6 * abs(alone.dual_objective_)
+
+
 @pytest.mark.parametrize(
     "Machine, options",
     [
@@ -162,6 +311,8 @@ def test_wide_kernel_large_C_switches_and_takes_a_fraction_of_the_epochs(Machine
         (InhibitorySVC, {"mu": 0.2}),
         (InhibitorySVC, {"mu": 0.0}),
         (LeeLinWahbaSVC, {}),
+        (WestonWatkinsSVC, {}),
+        (CrammerSingerSVC, {}),
     ],  # fmt: skip
 )
 def test_switch_agrees_with_the_reference_layer(Machine, options, monkeypatch):
@@ -171,7 +322,7 @@ def test_switch_agrees_with_the_reference_layer(Machine, options, monkeypatch):
     X, y = wide_iris()
     X, y = X[::5], y[::5]
     monkeypatch.setattr(interior_point, "SWITCH", 0.0)
-    formulation = "inhibitory" if Machine is InhibitorySVC else "lee_lin_wahba"
+    formulation = FORMULATION[Machine]
     for bias in (False, True):
         params = dict(C=100.0, kernel="rbf", gamma=0.05, tol=1e-6, random_state=0, max_iter=-1)
         switched, alone, runs = fits_with_and_without(
@@ -210,6 +361,7 @@ def test_a_failed_run_leaves_the_epochs_path_unchanged(Machine, monkeypatch):
     # The method is an accelerator: when it fails (None) the fit is the epochs alone, bit for bit.
     X, y = wide_iris()
     params = dict(C=1000.0, gamma=0.01, random_state=0)
+    monkeypatch.setattr(kernel_face, "applies", lambda kind: False)  # (WW, CS: the switch only)
     monkeypatch.setattr(interior_point, "interior_point", lambda *args: None)
     monkeypatch.setattr(interior_point, "SWITCH", 0.0)
     failed = Machine(**params).fit(X, y)
@@ -295,13 +447,19 @@ def test_a_compact_phase_run_keeps_the_other_patterns_outputs(Machine, monkeypat
 
 
 @pytest.mark.parametrize("n, L", [(120, 5), (200, 10)])
-def test_memory_bounds_the_measured_peak(n, L):
+@pytest.mark.parametrize("sum_zero", [False, True])
+def test_memory_bounds_the_measured_peak(n, L, sum_zero):
     # memory(N, L) counts the switch's copy of K and interior_point's arrays at their peak;
     # the run's measured peak (tracemalloc, numpy's allocations) stays below it.
-    K, lin, hi, sigma, s = dual_problem(InhibitorySVC, 100.0, n=n, L=L)
+    if sum_zero:
+        K, lin, hi, y_index, kind = sum_problem(WestonWatkinsSVC, 100.0, n=n, L=L)
+        lin, hi, sigma = sum_form(kind, lin, hi, y_index)
+        s = 0.0
+    else:
+        K, lin, hi, sigma, s = dual_problem(InhibitorySVC, 100.0, n=n, L=L)
     tracemalloc.start()
     try:
-        interior_point.interior_point(K, lin, hi, sigma, s)
+        interior_point.interior_point(K, lin, hi, sigma, s, sum_zero)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
