@@ -920,7 +920,7 @@ class DecompositionSolver:
             seed = -1
             n_iter += ran
             self.n_steps += steps
-            worst = schedule[WORST]
+            worst = self.worst = schedule[WORST]
             if self.verbose >= EPOCH_LINES:
                 print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
             if converged or (self.stop is not None and self.stop()):
@@ -1058,16 +1058,18 @@ class DecompositionSolver:
             return self._run(epochs, N, KERNEL_PATH, compact=compact)
         steppers = []  # the first that is due takes the step
         if interior_point.applies(self.kind):
-            steppers.append(InteriorPointSwitch(self.kind, self.c, *dual_terms[1:], source,
-                                                self.offset, dual, self.cache_bytes))  # fmt: skip
+            switch = InteriorPointSwitch(self.kind, self.c, *dual_terms[1:], source, self.offset,
+                                         dual, self.cache_bytes, self.tol)  # fmt: skip
+            steppers.append(lambda P: switch.step(alpha, U, P, self.n_steps, self.worst))
         if kernel_face.applies(self.kind):
-            steppers.append(KernelFaceNewton(*dual_terms, source, self.offset, dual))
+            face = KernelFaceNewton(*dual_terms, source, self.offset, dual)
+            steppers.append(lambda P: face.step(alpha, U, P, self.n_steps))
         if not steppers:
             return self._run(epochs, N, KERNEL_PATH, compact=compact)
 
         def polish(patterns):
             for stepper in steppers:
-                gain = stepper.step(alpha, U, patterns, self.n_steps)
+                gain = stepper(patterns)
                 if gain is not None:
                     return gain
             return None

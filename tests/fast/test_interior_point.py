@@ -238,6 +238,41 @@ def test_crammer_singer_switch_keeps_every_budget(monkeypatch):
     assert fit.dual_coef_.sum(axis=1).max() <= 1000.0 * (1.0 + 1e-12)
 
 
+def test_epochs_left_extrapolates_a_linear_rate():
+    # violation v(w) = 2 exp(-w / 50): from work 100 (v = 2 e^-2) to tol = 1e-3 the epochs need
+    # 50 ln(v / tol) more; the rate is read over the second half of the work (w >= 50).
+    history = [(w, 2.0 * np.exp(-w / 50.0)) for w in range(0, 100, 10)]
+    worst = 2.0 * np.exp(-2.0)
+    expected = 50.0 * np.log(worst / 1e-3)
+    assert interior_point.epochs_left(history, 100.0, worst, 1e-3) == pytest.approx(expected)
+    assert interior_point.epochs_left(history, 100.0, 1e-4, 1e-3) == 0.0  # converged
+    assert interior_point.epochs_left([], 100.0, worst, 1e-3) == np.inf  # no rate yet
+    flat = [(w, worst) for w in range(0, 100, 10)]
+    assert interior_point.epochs_left(flat, 100.0, worst, 1e-3) == np.inf  # no progress
+
+
+@pytest.mark.parametrize("Machine", [InhibitorySVC, WestonWatkinsSVC])
+def test_the_switch_is_declined_while_the_epochs_look_about_to_end(Machine, monkeypatch):
+    # With no work left by the extrapolation every due call finds the epochs "about to end": the
+    # method never runs and the fit is the epochs' to the last bit; LEFT = 0 runs it once.
+    X, y = wide_iris()
+    params = dict(C=1000.0, gamma=0.01, random_state=0)
+    monkeypatch.setattr(kernel_face, "applies", lambda kind: False)
+    runs = []
+    run = interior_point.interior_point
+    monkeypatch.setattr(interior_point, "interior_point", lambda *a: runs.append(1) or run(*a))
+    monkeypatch.setattr(interior_point, "epochs_left", lambda *args: 0.0)
+    declined = Machine(**params).fit(X, y)
+    assert runs == []
+    monkeypatch.setattr(engine, "FACE_NEWTON", False)
+    alone = Machine(**params).fit(X, y)
+    np.testing.assert_array_equal(declined.dual_coef_, alone.dual_coef_)
+    monkeypatch.setattr(engine, "FACE_NEWTON", True)
+    monkeypatch.setattr(interior_point, "LEFT", 0.0)
+    Machine(**params).fit(X, y)  # (0 < 0 * cost is false: due, it runs)
+    assert runs == [1]
+
+
 def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params):
     """(fit with the interior point, fit by the epochs alone, interior-point runs whose point
     was taken, i.e. gained).  Weston-Watkins' and Crammer-Singer's face steps are off: the
