@@ -273,12 +273,8 @@ def test_the_switch_is_declined_while_the_epochs_look_about_to_end(Machine, monk
     assert runs == [1]
 
 
-def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params):
-    """(fit with the interior point, fit by the epochs alone, interior-point runs whose point
-    was taken, i.e. gained).  Weston-Watkins' and Crammer-Singer's face steps are off: the
-    switch alone against the epochs alone (on iris the face steps end the run before the switch
-    is due; ``test_sum_form_switch_takes_over_where_the_face_steps_do_not_end_the_run``)."""
-    monkeypatch.setattr(kernel_face, "applies", lambda kind: False)
+def recorded_gains(monkeypatch):
+    """The gains of the switch's runs (a list, filled as fits run)."""
     gains = []
     step = interior_point.InteriorPointSwitch.step
 
@@ -289,6 +285,16 @@ def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params)
         return gain
 
     monkeypatch.setattr(interior_point.InteriorPointSwitch, "step", recorded)
+    return gains
+
+
+def fits_with_and_without(Machine, monkeypatch, X, y, fit_params=None, **params):
+    """(fit with the interior point, fit by the epochs alone, interior-point runs whose point
+    was taken, i.e. gained).  Weston-Watkins' and Crammer-Singer's face steps are off: the
+    switch alone against the epochs alone (on iris the face steps end the run before the switch
+    is due; ``test_sum_form_switch_takes_over_where_the_face_steps_do_not_end_the_run``)."""
+    monkeypatch.setattr(kernel_face, "applies", lambda kind: False)
+    gains = recorded_gains(monkeypatch)
     fits = []
     for steps in (True, False):
         monkeypatch.setattr(engine, "FACE_NEWTON", steps)
@@ -309,29 +315,18 @@ def test_wide_kernel_large_C_switches_and_takes_a_fraction_of_the_epochs(Machine
 
 
 @pytest.mark.parametrize("Machine", SUM_FORM)
-def test_sum_form_switch_takes_over_where_the_face_steps_do_not_end_the_run(Machine):
+def test_sum_form_switch_takes_over_where_the_face_steps_do_not_end_the_run(Machine, monkeypatch):
     # Default settings, face steps on: six overlapping classes at a wide kernel and C = 1000,
     # where the epochs alone take ~22 000 (WW) / ~35 000 (CS) epochs.  The face steps do not
     # end the run, the switch does: one run, and a small fraction of the epochs.
     X, y = make_classification(150, n_features=9, n_informative=6, n_classes=6,
                                n_clusters_per_class=1, random_state=0)  # fmt: skip
     X = StandardScaler().fit_transform(X)
-    runs = []
-    step = interior_point.InteriorPointSwitch.step
-
-    def recorded(self, *args):
-        gain = step(self, *args)
-        if gain is not None:
-            runs.append(gain)
-        return gain
-
+    runs = recorded_gains(monkeypatch)
     params = dict(C=1000.0, gamma=0.003, random_state=0)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(interior_point.InteriorPointSwitch, "step", recorded)
-        fit = Machine(**params).fit(X, y)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine, "FACE_NEWTON", False)
-        alone = Machine(**params).fit(X, y)
+    fit = Machine(**params).fit(X, y)
+    monkeypatch.setattr(engine, "FACE_NEWTON", False)
+    alone = Machine(**params).fit(X, y)
     assert len(runs) == 1 and runs[0] > 0.0
     assert fit.n_iter_ < alone.n_iter_ / 20
     assert fit.kkt_violation_ <= 1e-3
