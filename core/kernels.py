@@ -57,10 +57,15 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
             E[rows] *= 2.0 * gamma
             E[rows] -= sq[rows, None] + sq[None, :]
         return E
-    sq_x, sq_y = squared_norms(X), squared_norms(Y)
-    A = _augmented(2.0 * gamma * X, -gamma * sq_x, np.ones(X.shape[0]))
-    B = _augmented(Y, np.ones(Y.shape[0]), -gamma * sq_y)
-    return _dot(A, B)
+    return _dot(*rbf_factors(X, Y, gamma))
+
+
+def rbf_factors(X, Y, gamma):
+    """(A, B) with A B^T = -gamma ||x - y||^2 (``rbf_exponent``): A = [2 gamma X, -gamma |x|^2, 1],
+    B = [Y, 1, -gamma |y|^2]; rows of A give rows of the product."""
+    A = _augmented(2.0 * gamma * X, -gamma * squared_norms(X), np.ones(X.shape[0]))
+    B = _augmented(Y, np.ones(Y.shape[0]), -gamma * squared_norms(Y))
+    return A, B
 
 
 def rbf_kernel(X, Y, gamma, degree, coef0) -> np.ndarray:

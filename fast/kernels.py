@@ -23,7 +23,7 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, rbf_factors
 from msvm.fast.threads import blas_threads
 
 KERNEL_KIND = {"linear": 0, "rbf": 1, "poly": 2}
@@ -189,14 +189,25 @@ if hasattr(os, "register_at_fork"):
 
 def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
     """k(A, B), as ``msvm.core.kernels.kernel_matrix`` computes it, in row blocks of GRAM_BLOCK on
-    threads (the same entries whatever their number)."""
+    threads (the same entries whatever their number).  Dense RBF blocks are computed in place,
+    from factors made once (``rbf_factors``): a block's own temporaries, fresh pages each time,
+    took a tenth of a 16 000-point fit (benchmarks/NOTES.md, stop 29)."""
     global _pool
     n = A.shape[0]
     K = np.empty((n, B.shape[0]))
+    in_place = kernel == "rbf" and not (sp.issparse(A) or sp.issparse(B))
+    if in_place:
+        FA, FB = rbf_factors(A, B, gamma)
 
     def fill(start):
         rows = slice(start, min(n, start + GRAM_BLOCK))
-        K[rows] = kernel_matrix(A[rows], B, kernel, gamma, degree, coef0)
+        if not in_place:
+            K[rows] = kernel_matrix(A[rows], B, kernel, gamma, degree, coef0)
+            return
+        block = K[rows]
+        np.matmul(FA[rows], FB.T, out=block)  # (rbf_kernel: the same product, clip and exp)
+        np.minimum(block, 0.0, out=block)
+        np.exp(block, out=block)
 
     starts = range(0, n, GRAM_BLOCK)
     threads = min(POOL_THREADS, nb.get_num_threads(), len(starts))

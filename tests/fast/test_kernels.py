@@ -1,13 +1,22 @@
-"""Kernel columns computed on demand against the Gram matrix of msvm.core."""
+"""Kernel columns computed on demand, and kernel blocks, against the Gram matrix of msvm.core."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from msvm.core.kernels import kernel_matrix
-from msvm.fast.kernels import EXP_FLOOR, column_source, exp_nonpositive, get_column
+from msvm.fast.kernels import (
+    EXP_FLOOR,
+    GRAM_BLOCK,
+    blocked_kernel,
+    column_source,
+    exp_nonpositive,
+    get_column,
+)
+from msvm.fast.threads import blas_threads
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -40,3 +49,25 @@ def test_vectorised_exponential_is_within_one_ulp_of_numpys():
     assert ulps.max() <= 1.0
     assert np.all(y[~normal] == 0.0)  # underflow: exp(-708) = 3.3e-308 is the least kept
     assert y[0] == 1.0 and y[1] == 1.0
+
+
+@pytest.mark.parametrize("n, m, d", [(700, 900, 20), (256, 300, 3), (513, 64, 200)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocked_rbf_kernel_is_kernel_matrix_block_by_block(n, m, d, threads):
+    # blocked_kernel computes dense RBF blocks in place from factors made once; each block must
+    # be kernel_matrix's for its rows to the last bit (on one BLAS thread, as blocked_kernel
+    # runs), whatever the number of threads that fill the blocks.
+    rng = np.random.default_rng(d)
+    A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
+    gamma = 1.0 / d
+    with blas_threads(1):
+        expected = np.vstack([kernel_matrix(A[s : s + GRAM_BLOCK], B, "rbf", gamma)
+                              for s in range(0, n, GRAM_BLOCK)])  # fmt: skip
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        K = blocked_kernel(A, B, "rbf", gamma, 3, 0.0)
+    finally:
+        numba.set_num_threads(previous)
+    np.testing.assert_array_equal(K, expected)
+    np.testing.assert_allclose(K, kernel_matrix(A, B, "rbf", gamma), rtol=1e-13, atol=1e-15)
