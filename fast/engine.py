@@ -1114,9 +1114,10 @@ class DecompositionSolver:
         moved, dZ = A[changed], dZ[changed]
         rest = np.setdiff1d(np.arange(alpha.shape[0]), A, assume_unique=True)
         step = block_rows(moved.size, source[7].nbytes)
+        buffer = np.empty((min(step, rest.size), moved.size))  # (one for every block)
         for start in range(0, rest.size, step):
             block = rest[start : start + step]
-            K = kernel_block(source, block, moved)
+            K = kernel_block(source, block, moved, out=buffer[: block.size])
             if self.offset != 0.0:
                 K += self.offset
             U[block] += K @ dZ

@@ -187,14 +187,16 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
-def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
+def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
+                   out=None) -> np.ndarray:  # fmt: skip
     """k(A, B), as ``msvm.core.kernels.kernel_matrix`` computes it, in row blocks of GRAM_BLOCK on
     threads (the same entries whatever their number).  Dense RBF blocks are computed in place,
     from factors made once (``rbf_factors``): a block's own temporaries, fresh pages each time,
-    took a tenth of a 16 000-point fit (benchmarks/NOTES.md, stop 29)."""
+    took a tenth of a 16 000-point fit (benchmarks/NOTES.md, stop 29).  ``out``: a C-contiguous
+    (len(A), len(B)) array to fill (a caller's buffer reused from block to block)."""
     global _pool
     n = A.shape[0]
-    K = np.empty((n, B.shape[0]))
+    K = np.empty((n, B.shape[0])) if out is None else out
     in_place = kernel == "rbf" and not (sp.issparse(A) or sp.issparse(B))
     if in_place:
         FA, FB = rbf_factors(A, B, gamma)
@@ -351,8 +353,8 @@ def restricted_source(source, rows: np.ndarray):
     if n_slots == n:  # K[rows, rows] fits: compute it with BLAS, a block of rows at a time
         every, step = np.arange(n), block_rows(n, cache.nbytes)
         for start in range(0, n, step):
-            block = every[start : start + step]
-            sub_cache[block] = kernel_block(sub, block, every)
+            block = slice(start, start + step)
+            kernel_block(sub, every[block], every, out=sub_cache[block])
         if params[0] == KERNEL_KIND["rbf"]:
             np.fill_diagonal(sub_cache, 1.0)  # exactly, as kernel_diagonal has it
     return sub
@@ -368,15 +370,17 @@ def block_rows(n_columns: int, budget: int) -> int:
     return max(1, min(BLOCK_BYTES, budget) // (8 * max(n_columns, 1)))
 
 
-def kernel_block(source, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+def kernel_block(source, rows: np.ndarray, cols: np.ndarray, out=None) -> np.ndarray:
     """K[rows, cols] from a source built by :func:`column_source` or :func:`restricted_source`
-    (``blocked_kernel``: the same entries whatever a fit's ``n_jobs``)."""
+    (``blocked_kernel``, into ``out`` if given: the same entries whatever a fit's ``n_jobs``)."""
     name, gamma, degree, coef0 = _kernel_params(source[5])
     dense = source[3]
     if dense.shape[0] > 0:
-        return blocked_kernel(dense[:, rows].T, dense[:, cols].T, name, gamma, degree, coef0)
-    X = _csr(source)
-    return blocked_kernel(X[rows], X[cols], name, gamma, degree, coef0)
+        A, B = dense[:, rows].T, dense[:, cols].T
+    else:
+        X = _csr(source)
+        A, B = X[rows], X[cols]
+    return blocked_kernel(A, B, name, gamma, degree, coef0, out)
 
 
 def _csr(source):
