@@ -35,7 +35,7 @@ w_iy = sum_r alpha_ir, Z = sigma w with sigma_ir = +1 at r = y_i and -1 elsewher
 Hessian in z = sigma w is K (x) I, and the price is one linear constraint per pattern,
 sum_r Z_ir = 0, with bounds 0 <= w_ir <= hi_ir and 0 <= w_iy <= budget_i (Crammer-Singer's budget
 C, ISVM F.3-F.4 and MProt 10-11, becomes a bound on one variable; for Weston-Watkins the bound
-sum_r hi_ir is implied, and keeps every block below definite).  With the constraints'
+sum_r hi_ir is implied, and its barrier keeps every K + D_j below definite).  With the constraints'
 multipliers lam the Newton system is (K + D_j) dz_j + dlam = r_j for every class j and
 sum_j dz_j = -p (p: the constraints' residual), so dz_j = (K + D_j)^-1 (r_j - dlam) and
 
