@@ -837,6 +837,7 @@ class DecompositionSolver:
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
+        self.worst = np.inf  # the largest KKT violation of the last epochs (_run)
         self.proximal_steps = (0, 0)  # (proximal, Newton) steps of a proximal start
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
         # the stopping rule, and an O(N L) update for a negligible change is wasted work.

@@ -48,8 +48,9 @@ _DOC_PARAMETERS = """
         whenever the active set's violation halves (LIBLINEAR's eps_shrink) and before stopping.
     cache_size : float, default=200
         Kernel cache budget in MB; the whole Gram matrix is computed up front when it fits,
-        otherwise columns are cached least-recently-used.  The inhibitory machine and
-        Lee-Lin-Wahba may also hand a slow fit to an interior-point method
+        otherwise columns are cached least-recently-used.  The coupled machines (inhibitory,
+        Lee-Lin-Wahba, Weston-Watkins, Crammer-Singer) may also hand a slow fit to an
+        interior-point method
         (``msvm.fast.interior_point``) whose arrays, (L + 8) N^2 doubles, must fit the same
         budget, besides the cache: a fit may then hold up to twice ``cache_size``.
     random_state : int, RandomState or None

@@ -62,6 +62,8 @@ so a fit costs at most about twice the better of the two.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import numpy as np
 import scipy.linalg as sl
 from scipy.linalg import lapack
@@ -107,17 +109,16 @@ def modelled_cost(N: int, L: int) -> float:
     return EXPECTED_STEPS * float(np.dot(STEP_NS, terms))
 
 
-def epochs_left(history, work: float, worst: float, tol: float) -> float:
+def epochs_left(works, worsts, work: float, worst: float, tol: float) -> float:
     """The epochs' work still to come (ns) at the rate at which the largest KKT violation fell
     over the second half of their ``work`` so far (coordinate descent converges linearly), from
-    ``history``, the (work, violation) pairs of the earlier calls; inf when it has not fallen."""
+    the earlier calls' work (ascending) and violations; inf when it has not fallen."""
     if worst <= tol:
         return 0.0
-    earlier = [(w, v) for w, v in history if w >= 0.5 * work and w < work]
-    if not earlier or not earlier[0][1] > worst:
+    k = bisect_left(works, 0.5 * work)  # the first call in the second half
+    if k == len(works) or works[k] >= work or not worsts[k] > worst:
         return np.inf
-    w0, v0 = earlier[0]
-    return (work - w0) * np.log(worst / tol) / np.log(v0 / worst)
+    return (work - works[k]) * np.log(worst / tol) / np.log(worsts[k] / worst)
 
 
 def memory(N: int, L: int) -> int:
@@ -314,8 +315,9 @@ class InteriorPointSwitch:
     """Hands a run of the epochs to ``interior_point`` once (see the module docstring).
 
     Parameters as ``msvm.fast.kernel_face.KernelFaceNewton``'s, ``c``, the inhibition of
-    M = I - c 11^T for the SIGN kind, and ``memory_limit``, the bytes the run may take (its
-    N x N arrays, ``memory``): beyond them the epochs go on alone.
+    M = I - c 11^T for the SIGN kind, ``memory_limit``, the bytes the run may take (its
+    N x N arrays, ``memory``: beyond them the epochs go on alone), and ``tol``, the run's
+    stopping tolerance (``epochs_left``).
     """
 
     def __init__(self, kind, c, lin, hi, y_index, source, offset, dual, memory_limit, tol):
@@ -325,7 +327,7 @@ class InteriorPointSwitch:
         self.s = c if kind == SIGN else 1.0 / L if kind == LLW else 0.0  # M = I - s 11^T
         self.cost = modelled_cost(N, L)
         self.done = memory(N, L) > memory_limit or N < 2
-        self.history = []  # (the epochs' work, their largest KKT violation) at each call
+        self.works, self.worsts = [], []  # the epochs' work and largest violation, each call
 
     def step(self, alpha, U, patterns, steps, worst) -> float | None:
         """Run the interior-point method when the epochs' modelled work has reached its cost and
@@ -337,8 +339,9 @@ class InteriorPointSwitch:
         if self.done:
             return None
         work = epoch_work(steps, *alpha.shape)
-        left = epochs_left(self.history, work, worst, self.tol)
-        self.history.append((work, worst))
+        left = epochs_left(self.works, self.worsts, work, worst, self.tol)
+        self.works.append(work)
+        self.worsts.append(worst)
         if work < SWITCH * self.cost or left < LEFT * self.cost:
             return None
         self.done = True

@@ -241,14 +241,16 @@ def test_crammer_singer_switch_keeps_every_budget(monkeypatch):
 def test_epochs_left_extrapolates_a_linear_rate():
     # violation v(w) = 2 exp(-w / 50): from work 100 (v = 2 e^-2) to tol = 1e-3 the epochs need
     # 50 ln(v / tol) more; the rate is read over the second half of the work (w >= 50).
-    history = [(w, 2.0 * np.exp(-w / 50.0)) for w in range(0, 100, 10)]
+    works = list(range(0, 100, 10))
+    worsts = [2.0 * np.exp(-w / 50.0) for w in works]
     worst = 2.0 * np.exp(-2.0)
     expected = 50.0 * np.log(worst / 1e-3)
-    assert interior_point.epochs_left(history, 100.0, worst, 1e-3) == pytest.approx(expected)
-    assert interior_point.epochs_left(history, 100.0, 1e-4, 1e-3) == 0.0  # converged
-    assert interior_point.epochs_left([], 100.0, worst, 1e-3) == np.inf  # no rate yet
-    flat = [(w, worst) for w in range(0, 100, 10)]
-    assert interior_point.epochs_left(flat, 100.0, worst, 1e-3) == np.inf  # no progress
+    left = interior_point.epochs_left
+    assert left(works, worsts, 100.0, worst, 1e-3) == pytest.approx(expected)
+    assert left(works, worsts, 100.0, 1e-4, 1e-3) == 0.0  # converged
+    assert left([], [], 100.0, worst, 1e-3) == np.inf  # no rate yet
+    assert left(works, [worst] * len(works), 100.0, worst, 1e-3) == np.inf  # no progress
+    assert left([100.0], [1.0], 100.0, worst, 1e-3) == np.inf  # no earlier work
 
 
 @pytest.mark.parametrize("Machine", [InhibitorySVC, WestonWatkinsSVC])
