@@ -41,7 +41,7 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
 
     Rounding can leave the exponent of (nearly) equal points above 0: a few ulps at moderate
     gamma, but at gamma = 1e300 as much as 1e285, whose exponential is inf; ``rbf_kernel``
-    clips it at 0 (numba's ``kernels._finish`` clips the distance likewise).
+    clips it at 0 (numba's ``kernels.kernel_value`` clips the distance likewise).
 
     For ``Y is X`` the result is exactly symmetric, as a Gram matrix must be (the augmented
     product rounds entry (i, j) and (j, i) differently: 2e-9 apart at gamma |x|^2 = 1e7):

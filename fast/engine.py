@@ -11,7 +11,10 @@ class's output, O(N L); the pattern reads its row of K B as U_i - s (sum_k U_ik)
 (``patterns.pattern_gradient``).  With a kernel a visit that steps may instead move two patterns
 at once, the visited one and a near partner, by a transfer (``msvm.fast.transfer``: the pair
 step of libsvm's solver, for multiclass duals), whichever gains more; on ill-conditioned duals
-(wide kernels, large C) this cuts the epochs 10-40 times.  With the linear kernel the engine
+(wide kernels, large C) this cuts the epochs 10-40 times.  On columns computed on demand the
+updates wait in batches (``DEFERRED_BATCH``): a visit reads its row of U plus the waiting steps'
+kernel entries, and a batch's missing columns are computed together by one BLAS product, the
+same steps up to rounding.  With the linear kernel the engine
 keeps W = X^T [Z, Z 1] instead (the outputs a visit needs are computed on the fly,
 W += x_i^T dS_i), an O(d m) step, so no kernel matrix is ever formed.
 
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 
 import numba as nb
 import numpy as np
@@ -48,13 +52,16 @@ from msvm.fast.interior_point import InteriorPointSwitch
 from msvm.fast.kernel_face import KernelFaceNewton
 from msvm.fast.kernels import (
     block_rows,
+    finish_column,
     flat_to_zero,
     get_column,
     is_lru,
     kernel_block,
     kernel_diagonal,
+    kernel_value,
     restricted_source,
     split_source,
+    take_slot,
 )
 from msvm.fast.patterns import (
     CS,
@@ -80,6 +87,7 @@ from msvm.fast.patterns import (
 from msvm.fast.separable import class_signs, solve_class
 from msvm.fast.threads import blas_threads
 from msvm.fast.transfer import (
+    NOT_FOUND,
     add_difference,
     apply_transfer,
     best_partner,
@@ -296,14 +304,20 @@ def most_violated(kind, n, g, a_c, h_c, cls, i):
     return j, g_j, k, g_k
 
 
+# What a stepping visit did (``transfer_or_step``): a partner q >= 0 for a transfer, else:
+OWN_STEP, NO_STEP = -1, -2
+
+
 @nb.njit(cache=True)
-def transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, relax, work,
+def transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift, relax, work,
                      pair_work, identity):  # fmt: skip
     """Pattern i's visit when it steps: its own exact step, or the transfer with the partner of
-    ``transfer.best_partner`` when that gains more (``msvm.fast.transfer``); the outputs are
-    updated.  Returns whether anything moved."""
+    ``transfer.best_partner`` when that gains more (``msvm.fast.transfer``).  Reads ``col``
+    (K[:, i]; only its entries at i's partners once their list is made) and the rows of U of i
+    and its partners; the caller updates the outputs by the change dS left in ``work[7]``:
+    returns the partner q of a transfer (Z_i += dS, Z_q -= dS), OWN_STEP (Z_i += dS) or
+    NO_STEP."""
     alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
-    col = get_column(source, i)
     gain = pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
     # A visit whose own step gains next to nothing (a rounding residue: CS mass of 1e-17 on a
     # variable keeps the violation large) takes that step: it is what clears the residue, and a
@@ -327,14 +341,34 @@ def transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift,
         delta, dS = pair_work[5], work[7]
         apply_transfer(i, q, delta, alpha, hi, y_index, kind)
         state_change(kind, alpha.shape[1], delta, identity, 0, y_index[i], shift, dS)
-        add_difference(U, col, get_column(source, q), dS)  # col stays cached: it is the newest
         activate_row(hi, cls, n_cls, i)  # either pattern may have moved variables set aside
         activate_row(hi, cls, n_cls, q)
-        return True
+        return q
     if not pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
-        return False
-    add_column(U, col, offset, work[7])
-    return True
+        return NO_STEP
+    return OWN_STEP
+
+
+@nb.njit(cache=True)
+def direct_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, relax, transfers,
+                work, pair_work, identity):  # fmt: skip
+    """Pattern i's step with the outputs updated at once by its kernel column (and, after a
+    transfer, its partner's); returns whether anything moved."""
+    alpha, _, _, y_index, kdiag, cls, _, _ = dual
+    if not transfers:
+        pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+        if not pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
+            return False
+        add_column(U, get_column(source, i), offset, work[7])
+        return True
+    col = get_column(source, i)
+    q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift, relax, work,
+                         pair_work, identity)  # fmt: skip
+    if q >= 0:
+        add_difference(U, col, get_column(source, q), work[7])  # col stays cached: the newest
+    elif q == OWN_STEP:
+        add_column(U, col, offset, work[7])
+    return q != NO_STEP
 
 
 @nb.njit(cache=True)
@@ -352,8 +386,186 @@ def add_column(U, col, offset, dB):
 
 
 @nb.njit(cache=True)
+def kernel_entry(XT, sq_norms, params, x_i, sq_i, q):
+    """k(x_i, x_q) for dense data (x_i given as a vector), summed as ``kernels.dense_column``
+    does: feature by feature from 0."""
+    dot = 0.0
+    for f in range(XT.shape[0]):
+        dot += XT[f, q] * x_i[f]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    return kernel_value(dot, sq_i, sq_norms[q], kind, gamma, degree, coef0)
+
+
+def pending_arrays(source, W: int, batch: int, n_partners: int):
+    """The store of up to ``batch`` deferred steps for ``kernel_epoch``: their patterns, data
+    rows with the squared norm last, changes dS (W each), room for their columns; a data row; a
+    column's worth of kernel entries and n_partners + 2 rows of outputs for transfers."""
+    d, N = source[3].shape
+    return (
+        np.empty(batch, dtype=np.int64),
+        np.empty((batch, d + 1)),
+        np.empty((batch, W)),
+        np.empty((batch, N)),
+        np.empty(d),
+        np.empty(N),
+        np.empty((n_partners + 2, W)),
+    )
+
+
+@nb.njit(cache=True)
+def pending_row(i, U, source, offset, pending, n_pending, out):
+    """out = U[i] + sum_t (k(x_i, x_t) + offset) dS_t over the n_pending deferred steps t:
+    pattern i's current outputs while the steps' columns wait."""
+    XT, sq_norms, params = source[3], source[4], source[5]
+    Xp, D, x_i = pending[1], pending[2], pending[4]
+    d = XT.shape[0]
+    for j in range(U.shape[1]):
+        out[j] = U[i, j]
+    if n_pending == 0:
+        return
+    for f in range(d):
+        x_i[f] = XT[f, i]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    for t in range(n_pending):
+        dot = 0.0
+        for f in range(d):
+            dot += Xp[t, f] * x_i[f]
+        k = kernel_value(dot, sq_norms[i], Xp[t, d], kind, gamma, degree, coef0) + offset
+        for j in range(U.shape[1]):
+            out[j] += k * D[t, j]
+
+
+@nb.njit(cache=True)
+def push_pending(i, dS, sign, source, pending, n_pending):
+    """Defer the step Z_i += sign dS; returns the new count."""
+    XT, sq_norms = source[3], source[4]
+    who, Xp, D = pending[:3]
+    d = XT.shape[0]
+    who[n_pending] = i
+    for f in range(d):
+        Xp[n_pending, f] = XT[f, i]
+    Xp[n_pending, d] = sq_norms[i]
+    for j in range(D.shape[1]):
+        D[n_pending, j] = sign * dS[j]
+    return n_pending + 1
+
+
+@nb.njit(cache=True)
+def flush_pending(source, offset, U, pending, n_pending):
+    """Apply the deferred steps: U += (K[:, who_t] + offset) dS_t for t < n_pending.  Cached
+    columns are applied first (and marked used); the others are computed together, as rows of
+    X_t X^T by one BLAS product, applied, and cached in the least recently used slots."""
+    XT, sq_norms, params = source[3], source[4], source[5]
+    cache, slot_of, _, last_used, clock = source[7:12]
+    who, Xp, D, G = pending[:4]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    missing = np.empty(n_pending, dtype=np.int64)
+    m = 0
+    for t in range(n_pending):
+        slot = slot_of[who[t]]
+        if slot < 0:
+            missing[m] = t
+            m += 1
+        else:
+            clock[0] += 1
+            last_used[slot] = clock[0]
+            add_column(U, cache[slot], offset, D[t])
+    if m == 0:
+        return
+    A = np.empty((m, XT.shape[0]))
+    for r in range(m):
+        A[r] = Xp[missing[r], : XT.shape[0]]
+    np.dot(A, XT, G[:m])
+    for r in range(m):
+        t, col = missing[r], G[r]
+        finish_column(col, sq_norms, who[t], kind, gamma, degree, coef0)
+        add_column(U, col, offset, D[t])
+        if slot_of[who[t]] >= 0:  # the same pattern twice: a transfer's partner stepped too
+            continue
+        slot = take_slot(source, who[t])
+        cache[slot, :] = col
+        clock[0] += 1
+        last_used[slot] = clock[0]
+
+
+@nb.njit(cache=True)
+def apply_or_defer(i, dS, sign, source, offset, U, pending, n_pending):
+    """Z_i += sign dS: applied to U at once when K[:, i] is cached, else deferred
+    (``push_pending``); returns the pending count."""
+    cache, slot_of, _, last_used, clock = source[7:12]
+    slot = slot_of[i]
+    if slot < 0:
+        return push_pending(i, dS, sign, source, pending, n_pending)
+    clock[0] += 1
+    last_used[slot] = clock[0]
+    signed = pending[6][pending[6].shape[0] - 1]
+    for j in range(signed.size):
+        signed[j] = sign * dS[j]
+    add_column(U, cache[slot], offset, signed)
+    return n_pending
+
+
+@nb.njit(cache=True)
+def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, relax, transfers,
+                  work, pair_work, identity, pending, n_pending):  # fmt: skip
+    """Pattern i's step with its outputs' update deferred unless its column is cached
+    (``apply_or_defer``; ``kernel_epoch``); returns (moved, pending count).  The pending steps
+    are applied when at most one more fits.  A transfer reads the current rows of i and its
+    partners: while steps wait they are written into U for the choice (``pending_row``) and put
+    back after it; it reads K[:, i] at the partners, from the cache or computed entry by entry.
+    (A pattern's first transfer, which makes its partner list from its whole column, is
+    ``direct_step``'s.)"""
+    alpha, _, _, y_index, kdiag, cls, _, partners = dual
+    if transfers:
+        XT, sq_norms, params, cache, slot_of = source[3], source[4], source[5], source[7], source[8]
+        x_i, col, saved = pending[4:]
+        rows = partners[i]
+        synced = 0
+        for p in range(-1, rows.size if n_pending > 0 else -1):
+            q = i if p < 0 else rows[p]
+            if q < 0:
+                break
+            for j in range(U.shape[1]):
+                saved[synced, j] = U[q, j]
+            pending_row(q, U, source, offset, pending, n_pending, saved[synced + 1])
+            for j in range(U.shape[1]):
+                U[q, j] = saved[synced + 1, j]
+            synced += 1
+        if slot_of[i] >= 0:
+            col_i = cache[slot_of[i]]
+        else:
+            for f in range(XT.shape[0]):
+                x_i[f] = XT[f, i]
+            for p in range(rows.size):
+                if rows[p] < 0:
+                    break
+                col[rows[p]] = kernel_entry(XT, sq_norms, params, x_i, sq_norms[i], rows[p])
+            col_i = col
+        q_step = transfer_or_step(i, n, g, a_c, h_c, col_i, offset, U, dual, kind, c, shift,
+                                  relax, work, pair_work, identity)  # fmt: skip
+        for p in range(synced):  # put the rows back
+            q = i if p == 0 else rows[p - 1]
+            for j in range(U.shape[1]):
+                U[q, j] = saved[p, j]
+        q = q_step
+    else:
+        pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+        moved = pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work)
+        q = OWN_STEP if moved else NO_STEP
+    if q == NO_STEP:
+        return False, n_pending
+    n_pending = apply_or_defer(i, work[7], 1.0, source, offset, U, pending, n_pending)
+    if q >= 0:
+        n_pending = apply_or_defer(q, work[7], -1.0, source, offset, U, pending, n_pending)
+    if n_pending >= pending[0].size - 1:
+        flush_pending(source, offset, U, pending, n_pending)
+        n_pending = 0
+    return True, n_pending
+
+
+@nb.njit(cache=True)
 def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip_below, relax,
-                 transfers):  # fmt: skip
+                 transfers, pending, wait):  # fmt: skip
     """One pass over ``order``; returns (max violation, keep mask for shrinking, steps taken).
 
     Each visit checks the pattern's active variables, sets aside those at a bound with the
@@ -368,21 +580,36 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     functions shared; warm fits the same within the noise (benchmarks/NOTES.md, stop 21).  The
     visit calls them itself: an inlined wrapper of the two took its 16 array arguments as new
     references, counted up and down around both calls on every step (stop 28).
+
+    With a store from ``pending_arrays`` (``DEFERRED_BATCH``) the outputs' updates wait
+    (``deferred_step``, ``flush_pending``; at most ``wait`` visits); with None each step updates
+    them at once (``direct_step``), and numba compiles none of the deferred code: the branches
+    on ``pending is None`` are pruned by its type.
     """
-    alpha, hi, lin, y_index, kdiag, cls, n_cls, _ = dual
-    L = alpha.shape[1]
+    alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
+    L, W = alpha.shape[1], U.shape[1]
     work, pair_work = work_arrays(L), transfer_arrays(L)
     identity = np.arange(L).reshape(1, L)
     g, a_c, h_c = work[0], work[1], work[2]
     keep = np.ones(order.size, dtype=np.bool_)
-    worst, steps = 0.0, 0
+    row = np.empty((W, 1)).T  # pattern i's current outputs when deferred (Fortran, as U)
+    worst, steps, n_pending, waited = 0.0, 0, 0, 0
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
             prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin, cls)
             prefetch(U, order[pos + PREFETCH_AHEAD])  # Fortran order: one line per column
         i = order[pos]
+        if pending is None:
+            outputs, r = U, i
+        else:
+            waited = waited + 1 if n_pending > 0 else 0
+            if waited > wait:
+                flush_pending(source, offset, U, pending, n_pending)
+                n_pending = waited = 0
+            pending_row(i, U, source, offset, pending, n_pending, row[0])
+            outputs, r = row, 0
         violation = pattern_check(
-            i, U, i, alpha, hi, lin, y_index, cls, n_cls, kind, shift, g, a_c, h_c
+            i, outputs, r, alpha, hi, lin, y_index, cls, n_cls, kind, shift, g, a_c, h_c
         )
         worst = max(worst, violation)
         n = shrink_variables(kind, n_cls[i], g, a_c, h_c, cls, i, shrink_at)
@@ -390,15 +617,22 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
         if n == 0:
             keep[pos] = False
         elif violation > skip_below:
-            if transfers:
-                moved = transfer_or_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c,
-                                         shift, relax, work, pair_work, identity)  # fmt: skip
+            if pending is None:
+                steps += direct_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift,
+                                     relax, transfers, work, pair_work, identity)  # fmt: skip
+            elif transfers and partners[i, 0] == NOT_FOUND:  # the first: from i's whole column
+                flush_pending(source, offset, U, pending, n_pending)
+                n_pending = 0
+                steps += direct_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift,
+                                     relax, transfers, work, pair_work, identity)  # fmt: skip
             else:
-                pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
-                moved = pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work)
-                if moved:
-                    add_column(U, get_column(source, i), offset, work[7])
-            steps += moved
+                moved, n_pending = deferred_step(i, n, g, a_c, h_c, source, offset, U, dual,
+                                                 kind, c, shift, relax, transfers, work,
+                                                 pair_work, identity, pending,
+                                                 n_pending)  # fmt: skip
+                steps += moved
+    if pending is not None:
+        flush_pending(source, offset, U, pending, n_pending)
     return worst, keep, steps
 
 
@@ -578,6 +812,15 @@ KERNEL_FACE_PERIOD = 10
 # 28.5 s, LETTER's first 16 000 115.8 -> 93.7 s; for WW and CS 0.8 was 4 % faster at 10 000 and
 # 5-9 % slower at 16 000, and Lee-Lin-Wahba never came down to 0.8 (8 000 points).
 COMPACT_FRACTION, COMPACT_FRACTION_INHIBITORY, COMPACT_DEPTH = 0.5, 0.8, 2.0
+# On columns computed on demand (an LRU source over dense data) a step whose column is not
+# cached leaves its output update waiting (``kernel_epoch``) until DEFERRED_BATCH - 1 or more
+# wait, or the oldest has waited DEFERRED_WAIT visits: the columns are then computed together as
+# rows of X_B X^T by one BLAS product (at 16 000 x 20, 22 us a column against 64 us for numba's
+# loop over the features), and a visit meanwhile reads its outputs as U_i plus the waiting
+# steps' kernel entries (``pending_row``), which costs it O(waiting (d + L)).  The steps are the
+# same as with every update at once, up to rounding (benchmarks/NOTES.md, stop 30).  CSR data
+# and a whole Gram matrix keep the updates at once.
+DEFERRED_BATCH, DEFERRED_WAIT = 32, 256
 
 # A cold explicit-weights run on at least SEED_MIN_ROWS patterns of a box-constrained dual starts
 # from a subsample's solution (``DecompositionSolver._seed``): SEED_FRACTION of the patterns,
@@ -712,7 +955,7 @@ def shuffled(active, n_active):
 # argument (measured: a cache miss in every process), and the first fit must stay fast.
 @nb.njit(cache=True)
 def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, source, offset, U,
-                  dual, kind, c, shift, compact_at):  # fmt: skip
+                  dual, kind, c, shift, compact_at, pending, wait):  # fmt: skip
     """Up to ``n_epochs`` epochs of ``kernel_epoch`` over random permutations of the active set
     (numba's generator seeded with ``seed``, or continued for -1; ``at`` is shrink_at, ``floor``
     the least step threshold), with transfers from the schedule's epoch PAIRS on; returns
@@ -727,7 +970,7 @@ def kernel_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, so
         skip, relax = schedule[SKIP], schedule[RELAX]
         transfers = schedule[EPOCH] >= schedule[PAIRS]
         out = kernel_epoch(order, source, offset, U, dual, kind, c, shift, at, skip, relax,
-                           transfers)  # fmt: skip
+                           transfers, pending, wait)  # fmt: skip
         schedule[EPOCH] += 1.0
         steps += out[2]
         done, n_active = after_epoch(
@@ -1048,11 +1291,17 @@ class DecompositionSolver:
             inhibitory = self.kind == SIGN and self.c > 0.0
             compact.at = int((COMPACT_FRACTION_INHIBITORY if inhibitory else COMPACT_FRACTION) * N)
         compact_at = compact.at if compact is not None else -1
+        pending = None  # the updates at once, or waiting in a store (kernel_epoch)
+        if DEFERRED_BATCH > 0 and is_lru(source) and source[3].shape[0] > 0:
+            pending = pending_arrays(source, U.shape[1], DEFERRED_BATCH, dual[7].shape[1])
 
         def epochs(n, seed, active, n_active, schedule, shrink_at):
             run = (n, seed, active, n_active, schedule, self.tol, self.skip_below, shrink_at)
-            args = (source, self.offset, U, dual, self.kind, self.c, self.shift, compact_at)
-            return kernel_epochs(*run, *args)
+            args = (source, self.offset, U, dual, self.kind, self.c, self.shift, compact_at,
+                    pending, DEFERRED_WAIT)  # fmt: skip
+            # one BLAS thread: the deferred columns the same whatever n_jobs
+            with blas_threads(1) if pending is not None else nullcontext():
+                return kernel_epochs(*run, *args)
 
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:

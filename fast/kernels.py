@@ -31,7 +31,9 @@ KERNEL_NAME = {kind: name for name, kind in KERNEL_KIND.items()}
 
 
 @nb.njit(cache=True)
-def _finish(dot: float, sq_i: float, sq_j: float, kind: int, gamma: float, degree: int, coef0):
+def kernel_value(dot: float, sq_i: float, sq_j: float, kind: int, gamma: float, degree: int,
+                 coef0: float):  # fmt: skip
+    """k(x_i, x_j) from x_i . x_j and the squared norms (kind 0 linear, 1 RBF, 2 poly)."""
     if kind == 0:
         return dot
     if kind == 1:
@@ -96,7 +98,7 @@ def finish_column(out, sq_norms, i, kind, gamma, degree, coef0):
         exp_nonpositive(out)
         return
     for j in range(out.size):
-        out[j] = _finish(out[j], sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
+        out[j] = kernel_value(out[j], sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)
@@ -127,21 +129,30 @@ def compute_column(source, i, out):
 
 
 @nb.njit(cache=True)
+def take_slot(source, i):
+    """The least recently used slot of the cache, emptied of its column and given to column i
+    (the caller fills it and marks it used)."""
+    slot_of, owner, last_used = source[8:11]
+    slot = 0
+    for s in range(1, owner.size):
+        if last_used[s] < last_used[slot]:
+            slot = s
+    if owner[slot] >= 0:
+        slot_of[owner[slot]] = -1
+    owner[slot] = i
+    slot_of[i] = slot
+    return slot
+
+
+@nb.njit(cache=True)
 def get_column(source, i):
     """K[:, i], from the cache when present, else computed into the least recently used slot."""
-    cache, slot_of, owner, last_used, clock = source[7:12]
+    cache, slot_of, _, last_used, clock = source[7:12]
     clock[0] += 1
     slot = slot_of[i]
     if slot < 0:
-        slot = 0
-        for s in range(1, owner.size):
-            if last_used[s] < last_used[slot]:
-                slot = s
-        if owner[slot] >= 0:
-            slot_of[owner[slot]] = -1
+        slot = take_slot(source, i)
         compute_column(source, i, cache[slot])
-        owner[slot] = i
-        slot_of[i] = slot
     last_used[slot] = clock[0]
     return cache[slot]
 
@@ -162,7 +173,7 @@ def kernel_diagonal(source, out):
     params, sq_norms = source[5], source[4]
     kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
     for i in range(out.size):
-        k = _finish(sq_norms[i], sq_norms[i], sq_norms[i], kind, gamma, degree, coef0)
+        k = kernel_value(sq_norms[i], sq_norms[i], sq_norms[i], kind, gamma, degree, coef0)
         out[i] = k if k > FLAT else 0.0
 
 

@@ -210,7 +210,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         fold = (alpha, fold_hi, lin, y_index, kdiag, cls, n_cls, partners)
         schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH, budget)
         seed_i = np.random.randint(0, 2**31 - 1)  # noqa: NPY002
-        args = (schedule, tol, skip_below, 0.0, source, 0.0, U, fold, kind, c, shift, -1)
+        args = (schedule, tol, skip_below, 0.0, source, 0.0, U, fold, kind, c, shift, -1, None, 0)
         _, converged, _, taken = kernel_epochs(max_iter, seed_i, active, N, *args)
         steps += taken
         unconverged += not converged

@@ -1,0 +1,109 @@
+"""Deferred output updates on columns computed on demand (engine.kernel_epoch with a batch):
+the same steps as updating the outputs at every step, the columns computed together by BLAS."""
+
+from __future__ import annotations
+
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+
+from msvm.core import datasets
+from msvm.core.kernels import kernel_matrix
+from msvm.fast import CrammerSingerSVC, InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, engine
+from msvm.fast.engine import flush_pending, pending_arrays, pending_row, push_pending
+from msvm.fast.kernels import column_source, is_lru
+
+MACHINES = [InhibitorySVC, WestonWatkinsSVC, CrammerSingerSVC, LeeLinWahbaSVC]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = datasets.load("digits", n_samples=300)
+    return X / 16.0, y
+
+
+def test_pending_rows_and_flush_apply_every_deferred_step():
+    """pending_row reads U plus the waiting steps; flush_pending applies them (a pattern twice,
+    as after a transfer to a partner that stepped too), on a cache of two slots, and caches the
+    columns it computed in the least recently used slots."""
+    rng = np.random.default_rng(0)
+    N, W, offset = 40, 4, 0.3
+    X = rng.normal(size=(N, 6))
+    K = kernel_matrix(X, X, "rbf", 0.2, 3, 0.0)
+    source = column_source(X, "rbf", 0.2, 3, 0.0, 2 * N * 8 / 2**20)
+    assert is_lru(source) and source[7].shape[0] == 2
+    U = np.asfortranarray(rng.normal(size=(N, W)))
+    expected = U.copy()
+    pending, n = pending_arrays(source, W, 8, 4), 0
+    for i, sign in [(3, 1.0), (17, 1.0), (3, -1.0), (25, 1.0), (9, -1.0)]:
+        dS = rng.normal(size=W + 1)  # the sum column's entry is ignored when U is W wide
+        n = push_pending(i, dS, sign, source, pending, n)
+        expected += np.outer(K[:, i] + offset, sign * dS[:W])
+    row = np.empty(W)
+    for i in (0, 3, 25, 39):
+        pending_row(i, U, source, offset, pending, n, row)
+        np.testing.assert_allclose(row, expected[i], rtol=1e-13, atol=1e-13)
+    flush_pending(source, offset, U, pending, n)
+    np.testing.assert_allclose(U, expected, rtol=1e-13, atol=1e-13)
+    cache, slot_of, owner = source[7:10]
+    assert sorted(owner) == [9, 25]  # the last two computed
+    for i in owner:
+        np.testing.assert_allclose(cache[slot_of[i]], K[:, i], rtol=1e-14, atol=1e-15)
+    assert np.all(slot_of[[3, 17]] == -1)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("batch, wait", [(32, 256), (3, 2)])  # the defaults; flushes at once
+def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait, digits,
+                                             monkeypatch):  # fmt: skip
+    """On 20 of 300 columns cached, at C = 10 (well past the epoch where transfers start), a
+    fit with the updates deferred takes the same steps as one with every update at once: the
+    same step count and the same dual variables up to rounding."""
+    X, y = digits
+    params = dict(C=10.0, cache_size=0.05, tol=1e-6, max_iter=100_000, random_state=0,
+                  fit_intercept=fit_intercept)  # fmt: skip
+    monkeypatch.setattr(engine, "DEFERRED_WAIT", wait)
+    fits = []
+    for b in (0, batch):
+        monkeypatch.setattr(engine, "DEFERRED_BATCH", b)
+        fits.append(Machine(**params).fit(X, y))
+    direct, deferred = fits
+    assert direct.n_iter_ > engine.TRANSFERS_FROM
+    assert deferred.n_steps_ == direct.n_steps_
+    assert deferred.dual_objective_ == pytest.approx(direct.dual_objective_, rel=1e-11)
+    scale = np.abs(direct.dual_coef_).max()
+    np.testing.assert_allclose(deferred.dual_coef_, direct.dual_coef_, atol=1e-8 * scale)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_deferred_epochs_on_two_cached_columns_reach_the_optimum(Machine, digits, monkeypatch):
+    """Batches of 16 steps on a cache of two columns (every flush evicts what it applied):
+    the optimum of the whole Gram matrix."""
+    X, y = digits
+    X, y = X[:150], y[:150]
+    params = dict(C=1.0, tol=1e-8, max_iter=100_000, random_state=0)
+    whole = Machine(**params).fit(X, y)
+    monkeypatch.setattr(engine, "DEFERRED_BATCH", 16)
+    lru = Machine(cache_size=2 * 150 * 8 / 2**20, **params).fit(X, y)
+    assert lru.dual_objective_ == pytest.approx(whole.dual_objective_, rel=1e-9)
+    np.testing.assert_array_equal(lru.predict(X), whole.predict(X))
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread")
+def test_deferred_fit_is_the_same_whatever_n_jobs():
+    """The batches' columns come from one BLAS product: on one BLAS thread whatever n_jobs, so
+    the fit is the same to the last bit."""
+    X, y = make_classification(1200, n_features=30, n_informative=10, n_classes=4, flip_y=0.1,
+                               random_state=0)  # fmt: skip
+    fits = []
+    for n_jobs in (1, 2):
+        clf = WestonWatkinsSVC(max_iter=30, cache_size=1, n_jobs=n_jobs, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits.append(clf.fit(X, y))
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
