@@ -13,7 +13,14 @@ from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
 from msvm.core.kernels import kernel_matrix
-from msvm.fast import CrammerSingerSVC, InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, engine
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    SimplexSVC,
+    WestonWatkinsSVC,
+    engine,
+)
 from msvm.fast.engine import flush_pending, pending_arrays, pending_row, push_pending
 from msvm.fast.kernels import column_source, is_lru
 
@@ -80,13 +87,22 @@ def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait
     np.testing.assert_allclose(deferred.dual_coef_, direct.dual_coef_, atol=1e-8 * scale)
 
 
-@pytest.mark.parametrize("Machine", MACHINES)
-def test_deferred_epochs_on_two_cached_columns_reach_the_optimum(Machine, digits, monkeypatch):
+@pytest.mark.parametrize(
+    "Machine, kernel",
+    [(M, {}) for M in MACHINES]
+    + [
+        (SimplexSVC, {}),
+        (InhibitorySVC, {"kernel": "poly", "degree": 2}),
+        (WestonWatkinsSVC, {"kernel": "poly", "degree": 3, "coef0": 1.0}),
+    ],
+)
+def test_deferred_epochs_on_two_cached_columns_reach_the_optimum(Machine, kernel, digits,
+                                                                 monkeypatch):  # fmt: skip
     """Batches of 16 steps on a cache of two columns (every flush evicts what it applied):
     the optimum of the whole Gram matrix."""
     X, y = digits
     X, y = X[:150], y[:150]
-    params = dict(C=1.0, tol=1e-8, max_iter=100_000, random_state=0)
+    params = dict(C=1.0, tol=1e-8, max_iter=100_000, random_state=0, **kernel)
     whole = Machine(**params).fit(X, y)
     monkeypatch.setattr(engine, "DEFERRED_BATCH", 16)
     lru = Machine(cache_size=2 * 150 * 8 / 2**20, **params).fit(X, y)
