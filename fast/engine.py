@@ -309,15 +309,18 @@ OWN_STEP, NO_STEP = -1, -2
 
 
 @nb.njit(cache=True)
-def transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift, relax, work,
-                     pair_work, identity):  # fmt: skip
+def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, kind, c, shift,
+                     relax, work, pair_work, identity):  # fmt: skip
     """Pattern i's visit when it steps: its own exact step, or the transfer with the partner of
-    ``transfer.best_partner`` when that gains more (``msvm.fast.transfer``).  Reads ``col``
-    (K[:, i]; only its entries at i's partners once their list is made) and the rows of U of i
-    and its partners; the caller updates the outputs by the change dS left in ``work[7]``:
-    returns the partner q of a transfer (Z_i += dS, Z_q -= dS), OWN_STEP (Z_i += dS) or
-    NO_STEP."""
+    ``transfer.best_partner`` when that gains more (``msvm.fast.transfer``).  Returns the
+    partner q of a transfer (Z_i += dS, Z_q -= dS, dS in ``work[7]``), OWN_STEP (Z_i += dS) or
+    NO_STEP.  ``at_once``: K[:, i] comes from ``source`` and the outputs are updated here;
+    otherwise ``col`` holds K[:, i] at i's partners and the caller applies dS (reading the rows
+    of U of i and its partners is all a choice needs).  (One function for both: a wrapper's
+    dozens of array arguments cost each step their reference counts.)"""
     alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
+    if at_once:
+        col = get_column(source, i)
     gain = pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
     # A visit whose own step gains next to nothing (a rounding residue: CS mass of 1e-17 on a
     # variable keeps the violation large) takes that step: it is what clears the residue, and a
@@ -343,32 +346,14 @@ def transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift, re
         state_change(kind, alpha.shape[1], delta, identity, 0, y_index[i], shift, dS)
         activate_row(hi, cls, n_cls, i)  # either pattern may have moved variables set aside
         activate_row(hi, cls, n_cls, q)
+        if at_once:  # col stays cached: it is the newest
+            add_difference(U, col, get_column(source, q), dS)
         return q
     if not pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
         return NO_STEP
-    return OWN_STEP
-
-
-@nb.njit(cache=True)
-def direct_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, relax, transfers,
-                work, pair_work, identity):  # fmt: skip
-    """Pattern i's step with the outputs updated at once by its kernel column (and, after a
-    transfer, its partner's); returns whether anything moved."""
-    alpha, _, _, y_index, kdiag, cls, _, _ = dual
-    if not transfers:
-        pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
-        if not pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
-            return False
-        add_column(U, get_column(source, i), offset, work[7])
-        return True
-    col = get_column(source, i)
-    q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift, relax, work,
-                         pair_work, identity)  # fmt: skip
-    if q >= 0:
-        add_difference(U, col, get_column(source, q), work[7])  # col stays cached: the newest
-    elif q == OWN_STEP:
+    if at_once:
         add_column(U, col, offset, work[7])
-    return q != NO_STEP
+    return OWN_STEP
 
 
 @nb.njit(cache=True)
@@ -514,7 +499,7 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
     partners: while steps wait they are written into U for the choice (``pending_row``) and put
     back after it; it reads K[:, i] at the partners, from the cache or computed entry by entry.
     (A pattern's first transfer, which makes its partner list from its whole column, is
-    ``direct_step``'s.)"""
+    ``transfer_or_step``'s at once.)"""
     alpha, _, _, y_index, kdiag, cls, _, partners = dual
     if transfers:
         XT, sq_norms, params, cache, slot_of = source[3], source[4], source[5], source[7], source[8]
@@ -541,8 +526,8 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
                     break
                 col[rows[p]] = kernel_entry(XT, sq_norms, params, x_i, sq_norms[i], rows[p])
             col_i = col
-        q_step = transfer_or_step(i, n, g, a_c, h_c, col_i, offset, U, dual, kind, c, shift,
-                                  relax, work, pair_work, identity)  # fmt: skip
+        q_step = transfer_or_step(i, n, g, a_c, h_c, source, col_i, False, offset, U, dual,
+                                  kind, c, shift, relax, work, pair_work, identity)  # fmt: skip
         for p in range(synced):  # put the rows back
             q = i if p == 0 else rows[p - 1]
             for j in range(U.shape[1]):
@@ -583,8 +568,8 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
 
     With a store from ``pending_arrays`` (``DEFERRED_BATCH``) the outputs' updates wait
     (``deferred_step``, ``flush_pending``; at most ``wait`` visits); with None each step updates
-    them at once (``direct_step``), and numba compiles none of the deferred code: the branches
-    on ``pending is None`` are pruned by its type.
+    them at once, and numba compiles none of the deferred code: the branches on ``pending is
+    None`` are pruned by its type.
     """
     alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
     L, W = alpha.shape[1], U.shape[1]
@@ -593,6 +578,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     g, a_c, h_c = work[0], work[1], work[2]
     keep = np.ones(order.size, dtype=np.bool_)
     row = np.empty((W, 1)).T  # pattern i's current outputs when deferred (Fortran, as U)
+    no_column = np.empty(0)
     worst, steps, n_pending, waited = 0.0, 0, 0, 0
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
@@ -618,13 +604,22 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
             keep[pos] = False
         elif violation > skip_below:
             if pending is None:
-                steps += direct_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift,
-                                     relax, transfers, work, pair_work, identity)  # fmt: skip
+                if transfers:
+                    q = transfer_or_step(i, n, g, a_c, h_c, source, no_column, True, offset, U,
+                                         dual, kind, c, shift, relax, work, pair_work,
+                                         identity)  # fmt: skip
+                    steps += q != NO_STEP
+                else:
+                    pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
+                    if pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
+                        add_column(U, get_column(source, i), offset, work[7])
+                        steps += 1
             elif transfers and partners[i, 0] == NOT_FOUND:  # the first: from i's whole column
                 flush_pending(source, offset, U, pending, n_pending)
                 n_pending = 0
-                steps += direct_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift,
-                                     relax, transfers, work, pair_work, identity)  # fmt: skip
+                q = transfer_or_step(i, n, g, a_c, h_c, source, no_column, True, offset, U, dual,
+                                     kind, c, shift, relax, work, pair_work, identity)  # fmt: skip
+                steps += q != NO_STEP
             else:
                 moved, n_pending = deferred_step(i, n, g, a_c, h_c, source, offset, U, dual,
                                                  kind, c, shift, relax, transfers, work,
