@@ -371,20 +371,21 @@ def add_column(U, col, offset, dB):
 
 
 @nb.njit(cache=True)
-def kernel_entry(XT, sq_norms, params, x_i, sq_i, q):
-    """k(x_i, x_q) for dense data (x_i given as a vector), summed as ``kernels.dense_column``
-    does: feature by feature from 0."""
+def kernel_entry(x, y, sq_x, sq_y, params):
+    """k(x, y) for two data rows of len(x) features, summed as ``kernels.dense_column`` does:
+    feature by feature from 0."""
     dot = 0.0
-    for f in range(XT.shape[0]):
-        dot += XT[f, q] * x_i[f]
+    for f in range(x.size):
+        dot += y[f] * x[f]
     kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
-    return kernel_value(dot, sq_i, sq_norms[q], kind, gamma, degree, coef0)
+    return kernel_value(dot, sq_x, sq_y, kind, gamma, degree, coef0)
 
 
 def pending_arrays(source, W: int, batch: int, n_partners: int):
     """The store of up to ``batch`` deferred steps for ``kernel_epoch``: their patterns, data
     rows with the squared norm last, changes dS (W each), room for their columns; a data row; a
-    column's worth of kernel entries and n_partners + 2 rows of outputs for transfers."""
+    column's worth of kernel entries and n_partners + 2 rows of outputs for transfers (the last
+    also ``apply_or_defer``'s scratch)."""
     d, N = source[3].shape
     return (
         np.empty(batch, dtype=np.int64),
@@ -410,12 +411,8 @@ def pending_row(i, U, source, offset, pending, n_pending, out):
         return
     for f in range(d):
         x_i[f] = XT[f, i]
-    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
     for t in range(n_pending):
-        dot = 0.0
-        for f in range(d):
-            dot += Xp[t, f] * x_i[f]
-        k = kernel_value(dot, sq_norms[i], Xp[t, d], kind, gamma, degree, coef0) + offset
+        k = kernel_entry(x_i, Xp[t], sq_norms[i], Xp[t, d], params) + offset
         for j in range(U.shape[1]):
             out[j] += k * D[t, j]
 
@@ -524,7 +521,8 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
             for p in range(rows.size):
                 if rows[p] < 0:
                     break
-                col[rows[p]] = kernel_entry(XT, sq_norms, params, x_i, sq_norms[i], rows[p])
+                q = rows[p]
+                col[q] = kernel_entry(x_i, XT[:, q], sq_norms[i], sq_norms[q], params)
             col_i = col
         q_step = transfer_or_step(i, n, g, a_c, h_c, source, col_i, False, offset, U, dual,
                                   kind, c, shift, relax, work, pair_work, identity)  # fmt: skip

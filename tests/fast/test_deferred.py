@@ -3,13 +3,8 @@ the same steps as updating the outputs at every step, the columns computed toget
 
 from __future__ import annotations
 
-import warnings
-
-import numba
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
-from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
 from msvm.core.kernels import kernel_matrix
@@ -25,6 +20,20 @@ from msvm.fast.engine import flush_pending, pending_arrays, pending_row, push_pe
 from msvm.fast.kernels import column_source, is_lru
 
 MACHINES = [InhibitorySVC, WestonWatkinsSVC, CrammerSingerSVC, LeeLinWahbaSVC]
+
+
+@pytest.fixture
+def stores(monkeypatch):
+    """Count the deferred steps' stores a fit makes (one per engine run on an LRU source)."""
+    made = []
+    original = engine.pending_arrays
+
+    def counted(*args):
+        made.append(args[2])
+        return original(*args)
+
+    monkeypatch.setattr(engine, "pending_arrays", counted)
+    return made
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +75,7 @@ def test_pending_rows_and_flush_apply_every_deferred_step():
 @pytest.mark.parametrize("Machine", MACHINES)
 @pytest.mark.parametrize("fit_intercept", [False, True])
 @pytest.mark.parametrize("batch, wait", [(32, 256), (3, 2)])  # the defaults; flushes at once
-def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait, digits,
+def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait, digits, stores,
                                              monkeypatch):  # fmt: skip
     """On 20 of 300 columns cached, at C = 10 (well past the epoch where transfers start), a
     fit with the updates deferred takes the same steps as one with every update at once: the
@@ -79,6 +88,7 @@ def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait
     for b in (0, batch):
         monkeypatch.setattr(engine, "DEFERRED_BATCH", b)
         fits.append(Machine(**params).fit(X, y))
+        assert bool(stores) == (b > 0)  # the direct fit made no store, the deferred one did
     direct, deferred = fits
     assert direct.n_iter_ > engine.TRANSFERS_FROM
     assert deferred.n_steps_ == direct.n_steps_
@@ -96,7 +106,7 @@ def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait
         (WestonWatkinsSVC, {"kernel": "poly", "degree": 3, "coef0": 1.0}),
     ],
 )
-def test_deferred_epochs_on_two_cached_columns_reach_the_optimum(Machine, kernel, digits,
+def test_deferred_epochs_on_two_cached_columns_reach_the_optimum(Machine, kernel, digits, stores,
                                                                  monkeypatch):  # fmt: skip
     """Batches of 16 steps on a cache of two columns (every flush evicts what it applied):
     the optimum of the whole Gram matrix."""
@@ -106,20 +116,6 @@ def test_deferred_epochs_on_two_cached_columns_reach_the_optimum(Machine, kernel
     whole = Machine(**params).fit(X, y)
     monkeypatch.setattr(engine, "DEFERRED_BATCH", 16)
     lru = Machine(cache_size=2 * 150 * 8 / 2**20, **params).fit(X, y)
+    assert stores == [16] * len(stores) and stores
     assert lru.dual_objective_ == pytest.approx(whole.dual_objective_, rel=1e-9)
     np.testing.assert_array_equal(lru.predict(X), whole.predict(X))
-
-
-@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread")
-def test_deferred_fit_is_the_same_whatever_n_jobs():
-    """The batches' columns come from one BLAS product: on one BLAS thread whatever n_jobs, so
-    the fit is the same to the last bit."""
-    X, y = make_classification(1200, n_features=30, n_informative=10, n_classes=4, flip_y=0.1,
-                               random_state=0)  # fmt: skip
-    fits = []
-    for n_jobs in (1, 2):
-        clf = WestonWatkinsSVC(max_iter=30, cache_size=1, n_jobs=n_jobs, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            fits.append(clf.fit(X, y))
-    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)

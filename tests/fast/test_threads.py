@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from msvm.fast import InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC
 from msvm.fast.engine import CLASS_THREADS_MIN
-from msvm.fast.kernels import GRAM_BLOCK
+from msvm.fast.kernels import GRAM_BLOCK, column_source, is_lru
 from msvm.fast.threads import resolve_n_jobs
 
 needs_two = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread")
@@ -123,3 +123,20 @@ def test_blas_threads_inside_the_same_limit_sets_nothing(monkeypatch):
         assert calls == [{"limits": 2, "user_api": "blas"}]
         assert all(n == 1 for n in blas_counts())
     assert blas_counts() == before
+
+
+@needs_two
+def test_deferred_updates_give_the_same_fit_whatever_n_jobs():
+    """Columns computed on demand, the outputs' updates deferred (engine.DEFERRED_BATCH): the
+    batches' columns come from one BLAS product, kept on one BLAS thread whatever n_jobs, so
+    the fit is the same to the last bit."""
+    X, y = make_classification(1200, n_features=30, n_informative=10, n_classes=4, flip_y=0.1,
+                               random_state=0)  # fmt: skip
+    fits = []
+    for n_jobs in (1, 2):
+        clf = WestonWatkinsSVC(max_iter=30, cache_size=1, n_jobs=n_jobs, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits.append(clf.fit(X, y))
+    assert is_lru(column_source(X, "rbf", 1.0, 3, 0.0, 1))  # 1 MB: 109 of 1 200 columns
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
