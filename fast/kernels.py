@@ -199,15 +199,19 @@ if hasattr(os, "register_at_fork"):
 
 
 def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
-                   out=None) -> np.ndarray:  # fmt: skip
+                   out=None, times=None) -> np.ndarray:  # fmt: skip
     """k(A, B), as ``msvm.core.kernels.kernel_matrix`` computes it, in row blocks of GRAM_BLOCK on
     threads (the same entries whatever their number).  Dense RBF blocks are computed in place,
     from factors made once (``rbf_factors``): a block's own temporaries, fresh pages each time,
     took a tenth of a 16 000-point fit (benchmarks/NOTES.md, stop 29).  ``out``: a C-contiguous
-    (len(A), len(B)) array to fill (a caller's buffer reused from block to block)."""
+    (len(A), len(B)) array to fill (a caller's buffer reused from block to block).  ``times``:
+    a (len(B), m) matrix T; then k(A, B) T is returned, each row block multiplied by T on the
+    thread that computed it (on one BLAS thread, so the product too is the same whatever the
+    number of threads)."""
     global _pool
     n = A.shape[0]
     K = np.empty((n, B.shape[0])) if out is None else out
+    product = None if times is None else np.empty((n, times.shape[1]))
     in_place = kernel == "rbf" and not (sp.issparse(A) or sp.issparse(B))
     if in_place:
         FA, FB = rbf_factors(A, B, gamma)
@@ -216,11 +220,13 @@ def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
         rows = slice(start, min(n, start + GRAM_BLOCK))
         if not in_place:
             K[rows] = kernel_matrix(A[rows], B, kernel, gamma, degree, coef0)
-            return
-        block = K[rows]
-        np.matmul(FA[rows], FB.T, out=block)  # (rbf_kernel: the same product, clip and exp)
-        np.minimum(block, 0.0, out=block)
-        np.exp(block, out=block)
+        else:
+            block = K[rows]
+            np.matmul(FA[rows], FB.T, out=block)  # (rbf_kernel: the same product, clip and exp)
+            np.minimum(block, 0.0, out=block)
+            np.exp(block, out=block)
+        if times is not None:
+            np.matmul(K[rows], times, out=product[rows])
 
     starts = range(0, n, GRAM_BLOCK)
     threads = min(POOL_THREADS, nb.get_num_threads(), len(starts))
@@ -233,7 +239,7 @@ def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
                 if _pool is None:
                     _pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="msvm-gram")
             list(_pool.map(fill, starts))
-    return K
+    return K if times is None else product
 
 
 def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
@@ -381,9 +387,10 @@ def block_rows(n_columns: int, budget: int) -> int:
     return max(1, min(BLOCK_BYTES, budget) // (8 * max(n_columns, 1)))
 
 
-def kernel_block(source, rows: np.ndarray, cols: np.ndarray, out=None) -> np.ndarray:
+def kernel_block(source, rows: np.ndarray, cols: np.ndarray, out=None, times=None) -> np.ndarray:
     """K[rows, cols] from a source built by :func:`column_source` or :func:`restricted_source`
-    (``blocked_kernel``, into ``out`` if given: the same entries whatever a fit's ``n_jobs``)."""
+    (``blocked_kernel``, into ``out`` if given: the same entries whatever a fit's ``n_jobs``);
+    with ``times`` T, K[rows, cols] T instead (``out`` then holds the kernel block)."""
     name, gamma, degree, coef0 = _kernel_params(source[5])
     dense = source[3]
     if dense.shape[0] > 0:
@@ -391,7 +398,7 @@ def kernel_block(source, rows: np.ndarray, cols: np.ndarray, out=None) -> np.nda
     else:
         X = _csr(source)
         A, B = X[rows], X[cols]
-    return blocked_kernel(A, B, name, gamma, degree, coef0, out)
+    return blocked_kernel(A, B, name, gamma, degree, coef0, out, times)
 
 
 def _csr(source):

@@ -71,3 +71,26 @@ def test_blocked_rbf_kernel_is_kernel_matrix_block_by_block(n, m, d, threads):
         numba.set_num_threads(previous)
     np.testing.assert_array_equal(K, expected)
     np.testing.assert_allclose(K, kernel_matrix(A, B, "rbf", gamma), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_blocked_kernel_times_a_matrix_is_the_same_whatever_the_threads(kernel):
+    """``times=T``: k(A, B) T, each row block multiplied on one BLAS thread, so the product is the
+    same to the last bit on one thread or two (the compact phases' update of the other patterns'
+    outputs, ``DecompositionSolver._compact``), and k(A, B) T to rounding."""
+    rng = np.random.default_rng(3)
+    A, B, T = rng.normal(size=(900, 20)), rng.normal(size=(700, 20)), rng.normal(size=(700, 6))
+    products = []
+    previous = numba.get_num_threads()
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        try:
+            with blas_threads(threads):
+                products.append(blocked_kernel(A, B, kernel, 0.05, 3, 1.0, times=T))
+        finally:
+            numba.set_num_threads(previous)
+    np.testing.assert_array_equal(products[0], products[1])
+    expected = kernel_matrix(A, B, kernel, 0.05, 3, 1.0) @ T
+    np.testing.assert_allclose(
+        products[0], expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max()
+    )
