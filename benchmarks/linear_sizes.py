@@ -4,14 +4,20 @@ method of ``msvm.fast.ssnal`` runs, against the epochs alone.
     python benchmarks/linear_sizes.py [--skip-alone]
 
 Data: iris, wine, digits, and make_classification with 20 features (10 informative, 5 classes,
-class_sep=3: "easy") at 1 000 and 2 500 rows, and with 50 features (30 informative, 10
-one-cluster classes: "overlapping") at 2 500 and 4 900 rows, each standardised; then the badly
+class_sep=3: "easy") at 1 000 and 2 500 rows, with 50 features (30 informative, 10
+one-cluster classes: "overlapping") at 2 500 and 4 900 rows, and with 256 features (30
+informative, 6 classes: "wide", d L = 1 536 near ssnal.MAX_WEIGHTS) at 1 000 and 4 000 rows, each
+standardised; then the badly
 scaled sets a user who forgets to scale gives: iris, wine (proline ~1e3 beside ratios ~1) and
 digits raw, and the overlapping 2 500 rows with feature j multiplied by 10^u_j, u_j uniform in
 [-2, 2].  Each machine is fitted with kernel="linear", C = 1, tol = 1e-3 and default settings,
-once as it now runs (the inhibitory machine and LLW start with the proximal method at any size;
-WW, CS and one-vs-all below 5 000 rows run the epochs and hand over to the method after
-ssnal.RESCUE_EPOCHS of them) and once with the epochs alone (engine.PROXIMAL_START = False).
+once as it now runs (the inhibitory machine and LLW start with the proximal method at any size
+where its modelled cost is at most engine.METHOD_FIRST_EPOCHS epochs; WW, CS and one-vs-all
+below 5 000 rows run the epochs and hand over to the method after ssnal.RESCUE_EPOCHS of them
+and a modelled work equal to the method's cost), once under the rule before stop 31 (the method
+modelled free, ssnal.EXPECTED_NEWTON = 0: it starts the inhibitory machine and LLW at any size
+and takes over right after RESCUE_EPOCHS), and once with the epochs alone
+(engine.PROXIMAL_START = False).
 Reported: CPU seconds, epochs, final KKT violation, whether a ConvergenceWarning was raised, and
 the primal objectives of both runs (they solve the same problem: where both converged the
 relative difference is bounded by the tolerance).  LinearSVC (LIBLINEAR, one-vs-rest with its
@@ -40,6 +46,7 @@ from msvm.fast import (  # noqa: E402
     OneVsAllSVC,
     WestonWatkinsSVC,
     engine,
+    ssnal,
 )
 
 RESULTS = Path(__file__).parent / "results"
@@ -50,6 +57,7 @@ def data_sets():
     easy = dict(n_features=20, n_informative=10, n_classes=5, class_sep=3, random_state=0)
     hard = dict(n_features=50, n_informative=30, n_classes=10, n_clusters_per_class=1,
                 random_state=0)  # fmt: skip
+    wide = dict(n_features=256, n_informative=30, n_classes=6, random_state=0)
     sets = {
         "iris": load_iris(return_X_y=True),
         "wine": load_wine(return_X_y=True),
@@ -58,6 +66,8 @@ def data_sets():
         "easy 2500": make_classification(2500, **easy),
         "overlapping 2500": make_classification(2500, **hard),
         "overlapping 4900": make_classification(4900, **hard),
+        "wide 1000": make_classification(1000, **wide),
+        "wide 4000": make_classification(4000, **wide),
     }
     scaled = {name: (StandardScaler().fit_transform(X), y) for name, (X, y) in sets.items()}
     X, y = sets["overlapping 2500"]
@@ -79,6 +89,14 @@ def run(alone: bool):
             t_now, w_now = cpu_fit(now, X, y)
             row = [name, Machine.__name__, f"{t_now:.2f}", str(now.n_iter_),
                    f"{now.kkt_violation_:.1e}{' !' if w_now else ''}"]  # fmt: skip
+            expected = ssnal.EXPECTED_NEWTON
+            ssnal.EXPECTED_NEWTON = 0  # the rule before stop 31: the method modelled free
+            try:
+                old_rule = Machine(kernel="linear", random_state=0)
+                t_old, w_old = cpu_fit(old_rule, X, y)
+            finally:
+                ssnal.EXPECTED_NEWTON = expected
+            row += [f"{t_old:.2f}{' !' if w_old else ''}", f"{t_old / t_now:.1f}"]
             if alone:
                 engine.PROXIMAL_START = False
                 try:
@@ -105,7 +123,7 @@ def main():
         for name in ("iris", "wine raw"):  # machine hands over to it)
             Machine(kernel="linear").fit(*sets[name])
     rows = run(alone=not args.skip_alone)
-    head = ["data", "machine", "now [s]", "epochs", "KKT"]
+    head = ["data", "machine", "now [s]", "epochs", "KKT", "rule before stop 31 [s]", "its ratio"]
     if not args.skip_alone:
         head += ["epochs alone [s]", "epochs", "KKT", "speed-up", "primal rel. diff."]
     head += ["LinearSVC ovr [s]", "LinearSVC CS [s]"]

@@ -28,7 +28,12 @@ from msvm.core.validation import (
     resolve_kernel,
 )
 from msvm.fast.calibration import ProbabilityMixin
-from msvm.fast.engine import DecompositionSolver, LinearData, outputs_from_coef
+from msvm.fast.engine import (
+    DecompositionSolver,
+    LinearData,
+    outputs_from_coef,
+    weights_of_state,
+)
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import (
@@ -244,7 +249,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if linear:
             data = LinearData(X)
             S = state_coef(self._kind, alpha, y_index, c)
-            W, w0 = np.asfortranarray(data.X.T @ S), rho * S.sum(axis=0)
+            W, w0 = np.asfortranarray(weights_of_state(data.X, S)), rho * S.sum(axis=0)
         else:
             source = (
                 precomputed_source(X)

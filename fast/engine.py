@@ -829,12 +829,17 @@ SEED_MIN_ROWS, SEED_FRACTION, SEED_TOL, SEED_MIN_EPOCHS = 20_000, 0.1, 0.5, 100
 
 # A cold explicit-weights run on dense rows where ``ssnal.applies`` (d L small) starts from the
 # semismooth Newton augmented Lagrangian method instead (``DecompositionSolver.
-# _proximal_method``; benchmarks/NOTES.md, stops 18 and 21): the inhibitory and Lee-Lin-Wahba
-# machines always, the others on at least ssnal.MIN_ROWS patterns; on fewer, the method takes
-# over from the epochs' iterate when ssnal.RESCUE_EPOCHS of them have not converged (WW and
-# one-vs-all; for CS that was 0.7-1.0x the epochs alone).  Tests switch it off to compare the
+# _proximal_method``; benchmarks/NOTES.md, stops 18, 21 and 31): the inhibitory and Lee-Lin-Wahba
+# machines on any number of patterns, the others on at least ssnal.MIN_ROWS, provided the
+# method's modelled cost (``ssnal.modelled_cost``) is at most METHOD_FIRST_EPOCHS epochs of one
+# pattern step per pattern at LINEAR_STEP_NS . (1, d L) ns a step.  Otherwise the method takes
+# over from the epochs' iterate when ssnal.RESCUE_EPOCHS of them have not converged and their
+# modelled work has reached its cost, so that a run costs at most about twice the better of the
+# two.  (Stop 31: the inhibitory machine on 1 000 x 256 standardised rows, 6 classes, took 10 s
+# with the method first, 0.7 s with the epochs alone.)  Tests switch it off to compare the
 # epochs alone.
 PROXIMAL_START = True
+LINEAR_STEP_NS, METHOD_FIRST_EPOCHS = (2000.0, 4.0), 300
 
 # max_iter=-1 runs until converged, as libsvm's does, within libsvm's own guard against a run that
 # cannot end: at most max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN N) pattern steps (libsvm: 10^7 or
@@ -998,6 +1003,14 @@ def linear_epochs(n_epochs, seed, active, n_active, schedule, tol, floor, at, ro
         if out_of_steps(schedule, out[2], out[0], skip):
             return e + 1, False, n_active, steps
     return n_epochs, False, n_active, steps
+
+
+def weights_of_state(X, S) -> np.ndarray:
+    """The weights X^T S of the dual state S (``patterns.state_coef``), on one BLAS thread: with
+    two, OpenBLAS's sums differ in the last bits for some shapes (e.g. 2 000 x 128), and the
+    epochs from such a start take another path (the same fit whatever n_jobs)."""
+    with blas_threads(1):
+        return np.asarray(X.T @ S)
 
 
 class LinearData:
@@ -1391,11 +1404,13 @@ class DecompositionSolver:
         seed_solver.solve_linear(LinearData(data.subset(sub)), np.zeros((sub.size, L)), W_sub,
                                  w0_sub)  # fmt: skip
         self.n_steps += seed_solver.n_steps
-        KB = outputs_of_state(np.asarray(data.X @ W_sub) + w0_sub, self.kind, self.c, L)
+        with blas_threads(1):  # (the same start whatever n_jobs)
+            F_sub = np.asarray(data.X @ W_sub)
+        KB = outputs_of_state(F_sub + w0_sub, self.kind, self.c, L)
         gradient = self.lin - pattern_transpose(self.kind, KB, self.y_index)
         alpha[:] = np.where(gradient > 0.0, self.hi, 0.0)
         S = state_coef(self.kind, alpha, self.y_index, self.c)
-        W[:] = np.asarray(data.X.T @ S)
+        W[:] = weights_of_state(data.X, S)
         w0[:] = self.offset * S.sum(axis=0)
 
     def _proximal_method(self, data: LinearData, alpha, W, w0):
@@ -1409,12 +1424,28 @@ class DecompositionSolver:
         outer, newton = self.proximal_steps
         self.proximal_steps = (outer + method.outer_steps, newton + method.newton_steps)
         S = state_coef(self.kind, alpha, self.y_index, self.c)
-        W[:] = np.asarray(data.X.T @ S)
+        W[:] = weights_of_state(data.X, S)
         w0[:] = self.offset * S.sum(axis=0)
 
     def _proximal_applies(self, data: LinearData) -> bool:
-        width = data.X.shape[1] + (self.offset != 0.0)
-        return PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, width)
+        return PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, self._width(data))
+
+    def _width(self, data: LinearData) -> int:
+        """The weights' rows: the features, and the offset's column when there is one."""
+        return data.X.shape[1] + (self.offset != 0.0)
+
+    def _method_cost(self, data: LinearData) -> float:
+        return ssnal.modelled_cost(data.X.shape[0], self._width(data), self.lin.shape[1])
+
+    def _linear_step_cost(self, data: LinearData) -> float:
+        """The modelled time of one pattern step of the linear epochs (ns)."""
+        return LINEAR_STEP_NS[0] + LINEAR_STEP_NS[1] * self._width(data) * self.lin.shape[1]
+
+    def _method_pays(self, data: LinearData) -> bool:
+        """Whether the method's modelled cost is at most METHOD_FIRST_EPOCHS epochs of one
+        pattern step per pattern."""
+        epochs = METHOD_FIRST_EPOCHS * data.X.shape[0] * self._linear_step_cost(data)
+        return self._method_cost(data) <= epochs
 
     def _may_start_proximal(self) -> bool:
         """At least ``ssnal.min_rows`` patterns, and not a run that a stop test ends early
@@ -1424,7 +1455,8 @@ class DecompositionSolver:
 
     def proximal_start(self, data: LinearData) -> bool:
         """Whether a cold run on ``data`` starts with the proximal method."""
-        return self._may_start_proximal() and self._proximal_applies(data)
+        return (self._may_start_proximal() and self._proximal_applies(data)
+                and self._method_pays(data))  # fmt: skip
 
     def solve_linear(self, data: LinearData, alpha, W, w0):
         """Run with explicit weights; ``alpha``, ``W = X^T [Z, Z 1]`` (Fortran order) and
@@ -1437,7 +1469,7 @@ class DecompositionSolver:
         self._check_width(W.shape[1], sum_column=True)
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         proximal = self._proximal_applies(data)
-        started = cold and proximal and self._may_start_proximal()
+        started = cold and proximal and self._may_start_proximal() and self._method_pays(data)
         if started:
             self._proximal_method(data, alpha, W, w0)
         elif cold and self.kind != CS and alpha.shape[0] >= SEED_MIN_ROWS:
@@ -1472,6 +1504,14 @@ class DecompositionSolver:
             return run()
         limit, self.epochs, warn, self.warn = self.epochs, ssnal.RESCUE_EPOCHS, self.warn, False
         first, worst = run()
+        method_steps = self._method_cost(data) / self._linear_step_cost(data)
+        if worst > self.tol and self.n_steps < method_steps:
+            # on until their modelled work reaches the method's cost, within half the epochs
+            # left (the method and the epochs after it keep the other half of max_iter)
+            budget, self.budget = self.budget, min(self.budget, method_steps)
+            self.epochs = (limit - first) // 2
+            more, worst = run()
+            self.budget, first = budget, first + more
         self.epochs, self.warn = limit - first, warn
         if worst > self.tol:
             self._proximal_method(data, alpha, W, w0)  # (the face Newton steps follow the face)

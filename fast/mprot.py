@@ -56,6 +56,7 @@ from msvm.fast.engine import (
     exhausted,
     linear_epochs,
     step_budget,
+    weights_of_state,
 )
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
@@ -306,7 +307,7 @@ class WeightsState:
 
     def reset(self, assigned):
         Z, _ = dual_vectors(CS, self.alpha, assigned, 0.0)
-        self.W[:] = np.asarray(self.data.X.T @ Z)
+        self.W[:] = weights_of_state(self.data.X, Z)
         self.w0[:] = self.offset * Z.sum(axis=0)
 
     def solve(self, solver, restart=False):

@@ -72,12 +72,27 @@ from msvm.fast.threads import blas_threads
 # Where the method can run (``applies``): dense rows and a Newton system of at most MAX_WEIGHTS
 # unknowns (its O((d L)^3) solve must stay a small part of a pass).  When it runs
 # (``DecompositionSolver.solve_linear``): a cold run of the inhibitory or Lee-Lin-Wahba machine
-# always starts with it (their Newton system is solved exactly, ``newton_direction``); a cold
-# run of the other machines on at least MIN_ROWS patterns starts with it, and on fewer it takes
-# over their epochs when RESCUE_EPOCHS of them have not converged (their epochs are cheap and
-# often enough: digits, 1 797 rows, 180 epochs in 0.1 s against 0.9-1.3 s with the method
-# first).  Measured in benchmarks/NOTES.md, stops 21 and 23.
+# starts with it (their Newton system is solved exactly, ``newton_direction``), and a cold run of
+# the other machines on at least MIN_ROWS patterns, when its ``modelled_cost`` is cheap against
+# the epochs (``engine.METHOD_FIRST_EPOCHS``); otherwise it takes over epochs that have not
+# converged after RESCUE_EPOCHS epochs and a modelled work equal to its own cost (their epochs are
+# cheap and often enough: digits, 1 797 rows, 180 epochs in 0.1 s against 0.9-1.3 s with the
+# method first).  Measured in benchmarks/NOTES.md, stops 21, 23 and 31.
 MIN_ROWS, MAX_WEIGHTS, RESCUE_EPOCHS = 5_000, 1_600, 200
+# The modelled cost of a run in ns: EXPECTED_NEWTON Newton steps (41-114 on the shapes measured)
+# of NEWTON_NS . (1, N d L, (d L)^3) each -- the line search's passes over the rows and the dense
+# (d L)^2 solve (fitted at stop 31 on standardised make_classification, N = 1 000 and 4 000,
+# d = 16-256, L = 6, inhibitory and WW: within 0.7-1.4x of the measured time per Newton step;
+# 107 ms a step at d = 256, where the epochs took 1.5-2 ms an epoch).
+NEWTON_NS, EXPECTED_NEWTON = (9e5, 4.0, 0.03), 90
+
+
+def modelled_cost(n_rows: int, n_columns: int, L: int) -> float:
+    """The modelled time (ns) of a run of the method on n_rows x n_columns data, L classes."""
+    width = float(n_columns) * L
+    return EXPECTED_NEWTON * (
+        NEWTON_NS[0] + NEWTON_NS[1] * n_rows * width + NEWTON_NS[2] * width**3
+    )
 
 
 def min_rows(shift: float) -> int:

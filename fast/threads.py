@@ -8,9 +8,10 @@ patterns on).  Every Gram entry, every row block's product (each on one BLAS thr
 class's steps are the same as on one thread, so the result of such a fit does not depend on
 ``n_jobs`` (tested to the last bit; until stop 31 the compact phases' product ran on the fit's
 BLAS threads, and a Crammer-Singer fit on 16 000 points took 79 814 steps on one thread and
-78 729 on two).  The coupled machines' decomposition, one pattern after another, runs on one thread: kernel
-columns computed in row blocks on numba's threads were
-tried and dropped -- on this project's shared 2-core machine under load a Weston-Watkins fit on
+78 729 on two; until then too, the linear path's starting weights X^T S ran on them:
+``engine.weights_of_state``).  The coupled machines' decomposition, one pattern after another,
+runs on one thread: kernel columns computed in row blocks on numba's threads were tried and
+dropped -- on this project's shared 2-core machine under load a Weston-Watkins fit on
 16 000 points took 15-40x longer with two threads than with one (each column's parallel region
 waited for a second core; benchmarks/NOTES.md).
 

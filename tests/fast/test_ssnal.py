@@ -314,6 +314,7 @@ def test_the_method_takes_over_epochs_that_do_not_converge(Machine, monkeypatch)
     assert alone.n_iter_ > 5
     monkeypatch.setattr(engine, "PROXIMAL_START", True)
     monkeypatch.setattr(ssnal, "RESCUE_EPOCHS", 5)
+    monkeypatch.setattr(ssnal, "EXPECTED_NEWTON", 0)  # a method modelled free: no more epochs
     runs = []
     original = ssnal.SemismoothALM.run
 
@@ -385,3 +386,84 @@ def test_block_diagonal_newton_solve_equals_the_dense_solve(L, d, beta, sigma):
     expected = np.linalg.solve(H, grad.T.ravel()).reshape(L, d).T
     got = block_diagonal_solve(T, grad, sigma, beta)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
+def test_the_hand_over_waits_for_the_epochs_work_to_reach_the_method_cost(monkeypatch):
+    """After RESCUE_EPOCHS the epochs go on until their modelled work (pattern steps at
+    engine.LINEAR_STEP_NS) reaches the method's modelled cost, then the method takes over."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(600, n_features=8, n_informative=6, n_classes=4,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    monkeypatch.setattr(ssnal, "RESCUE_EPOCHS", 5)
+    clf = WestonWatkinsSVC(kernel="linear", tol=1e-6, random_state=0)
+    solver_steps = []
+    original = ssnal.SemismoothALM.run
+    made = engine.DecompositionSolver.__init__
+
+    def init(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        solver_steps.append(self)
+
+    def run(self, alpha):
+        steps = solver_steps[-1].n_steps
+        data = engine.LinearData(X)
+        work = steps * solver_steps[-1]._linear_step_cost(data)
+        runs.append((work, solver_steps[-1]._method_cost(data)))
+        return original(self, alpha)
+
+    runs = []
+    monkeypatch.setattr(engine.DecompositionSolver, "__init__", init)
+    monkeypatch.setattr(ssnal.SemismoothALM, "run", run)
+    # the method modelled as dear as 40 epochs of the 600 patterns' steps
+    step = engine.LINEAR_STEP_NS[0] + engine.LINEAR_STEP_NS[1] * 8 * 4
+    monkeypatch.setattr(ssnal, "EXPECTED_NEWTON", 40 * 600 * step / ssnal.modelled_cost(600, 8, 4)
+                        * ssnal.EXPECTED_NEWTON)  # fmt: skip
+    clf.fit(X, y)
+    assert len(runs) == 1
+    work, cost = runs[0]
+    assert cost == pytest.approx(40 * 600 * step)
+    # the method came once the epochs' work had reached its cost (the last epoch may overshoot)
+    assert cost <= work <= cost + 600 * step
+
+
+def test_the_method_does_not_start_where_it_is_modelled_dear(monkeypatch):
+    """On 200 x 120 standardised rows (d L = 484) the method's modelled cost exceeds
+    METHOD_FIRST_EPOCHS epochs: the inhibitory machine starts with its epochs (on 1 000 x 256 the
+    method first took 10 s against the epochs' 0.7 s), and ends at the same optimum as with the
+    method first."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(200, n_features=120, n_informative=20, n_classes=4,
+                               random_state=0)  # fmt: skip
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    runs = []
+    original = ssnal.SemismoothALM.run
+
+    def run(self, alpha):
+        runs.append(alpha.any())
+        return original(self, alpha)
+
+    monkeypatch.setattr(ssnal.SemismoothALM, "run", run)
+    epochs_first = InhibitorySVC(kernel="linear", C=0.1, tol=1e-6, random_state=0).fit(X, y)
+    assert runs == []
+    monkeypatch.setattr(engine, "METHOD_FIRST_EPOCHS", 1e9)
+    method_first = InhibitorySVC(kernel="linear", C=0.1, tol=1e-6, random_state=0).fit(X, y)
+    assert runs == [False]  # a cold start
+    assert epochs_first.objective_ == pytest.approx(method_first.objective_, rel=1e-6)
+
+
+def test_a_run_that_ends_at_max_iter_around_the_hand_over_warns(monkeypatch):
+    """max_iter bounds every epoch of a run that hands over: the epochs before the method take at
+    most half of those left after RESCUE_EPOCHS, and a run left unconverged at max_iter warns
+    (here the method is made to do nothing)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(600, n_features=8, n_informative=6, n_classes=4,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    monkeypatch.setattr(ssnal, "RESCUE_EPOCHS", 5)
+    monkeypatch.setattr(ssnal, "EXPECTED_NEWTON", 1e6)  # dear: the epochs go on first
+    monkeypatch.setattr(ssnal.SemismoothALM, "run", lambda self, alpha: None)
+    with pytest.warns(ConvergenceWarning, match="max_iter=15"):
+        clf = WestonWatkinsSVC(kernel="linear", tol=1e-9, max_iter=15, random_state=0).fit(X, y)
+    assert clf.n_iter_ == 15
