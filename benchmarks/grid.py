@@ -1,7 +1,8 @@
 """The hyperparameter grid benchmark (issue 15): every box and simplex estimator at every
 (C, gamma) against scikit-learn's SVC at the same (C, gamma), at default settings.
 
-    python benchmarks/grid.py [digits] [mnist] [glass] [vehicle] [vowel] ... [--repeats R]
+    python benchmarks/grid.py [digits] [mnist] [glass] [vehicle] [vowel] [yeast] [segment] ...
+        [--repeats R]
 
 Data: digits (pixels / 16), the 5 000-image MNIST subset of ``msvm.datasets`` (pixels / 255,
 4 000 to fit: issue 15's image workload) and the ISVM Table 2 sets of ``msvm.datasets``
@@ -155,7 +156,7 @@ def main(argv):
         k = argv.index("--repeats")
         repeats = int(argv[k + 1])
         argv = argv[:k] + argv[k + 2 :]
-    default = ["digits", "mnist", "glass", "vehicle", "vowel"]
+    default = ["digits", "mnist", "glass", "vehicle", "vowel", "yeast", "segment"]
     present = set(realdata.available())
     for name in argv or [name for name in default if name == "digits" or name in present]:
         shape, n_classes, cells = run(name, repeats)
