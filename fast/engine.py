@@ -1503,8 +1503,9 @@ class DecompositionSolver:
         if not hand_over or self.epochs <= ssnal.RESCUE_EPOCHS:
             return run()
         limit, self.epochs, warn, self.warn = self.epochs, ssnal.RESCUE_EPOCHS, self.warn, False
+        start = self.n_steps  # (the solver's steps so far: an earlier run's, the seed's)
         first, worst = run()
-        method_steps = self._method_cost(data) / self._linear_step_cost(data)
+        method_steps = start + self._method_cost(data) / self._linear_step_cost(data)
         if worst > self.tol and self.n_steps < method_steps:
             # on until their modelled work reaches the method's cost, within half the epochs
             # left (the method and the epochs after it keep the other half of max_iter)

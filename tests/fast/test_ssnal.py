@@ -406,7 +406,7 @@ def test_the_hand_over_waits_for_the_epochs_work_to_reach_the_method_cost(monkey
         solver_steps.append(self)
 
     def run(self, alpha):
-        steps = solver_steps[-1].n_steps
+        steps = solver_steps[-1].n_steps  # (a fresh solver: its steps are this run's)
         data = engine.LinearData(X)
         work = steps * solver_steps[-1]._linear_step_cost(data)
         runs.append((work, solver_steps[-1]._method_cost(data)))
