@@ -127,7 +127,7 @@ class KernelFaceNewton:
                 return 0.0
             gain = self._gain(a - a0, dZ, U[P], K_PP, self.lin[P])
             alpha[P] = a
-            self._add_columns(U, P, dZ)
+            add_columns(self.source, self.offset, U, P, dZ)
         activate_all(self.dual[1], self.dual[5], self.dual[6])  # the epochs' lists: stale at P
         return gain
 
@@ -187,16 +187,18 @@ class KernelFaceNewton:
         """(K + offset)[rows, cols]."""
         return offset_block(self.source, self.offset, rows, cols)
 
-    def _add_columns(self, U, P, dZ):
-        """U += (K + offset)[:, P] dZ, a block of rows at a time within the cache's memory."""
-        N = U.shape[0]
-        if not is_lru(self.source):
-            U += self.source[7][P].T @ dZ + self.offset * dZ.sum(axis=0)
-            return
-        step = block_rows(P.size, self.source[7].nbytes)
-        for start in range(0, N, step):
-            block = np.arange(start, min(N, start + step))
-            U[block] += self._block(block, P) @ dZ
+
+def add_columns(source, offset, U, P, dZ):
+    """U += (K + offset)[:, P] dZ, a block of rows at a time within the column cache's memory
+    (call it on one BLAS thread: the same result whatever a fit's n_jobs)."""
+    N = U.shape[0]
+    if not is_lru(source):
+        U += source[7][P].T @ dZ + offset * dZ.sum(axis=0)
+        return
+    step = block_rows(P.size, source[7].nbytes)
+    for start in range(0, N, step):
+        block = np.arange(start, min(N, start + step))
+        U[block] += offset_block(source, offset, block, P) @ dZ
 
 
 def offset_block(source, offset, rows=None, cols=None):
