@@ -341,9 +341,9 @@ class InteriorPointSwitch:
         epochs' modelled work since the last run has reached its cost for |P| patterns and they
         do not look about to end (``epochs_left``, from ``worst``, the largest violation of
         their last epoch); returns the dual gain (0 if it did not gain or failed), None when it
-        is not due or a run failed before.  ``U`` may hold outputs of variables outside this run (the held patterns, a
-        compact phase's other patterns): they enter the linear term, and U is updated by
-        increments."""
+        is not due or a run failed before.  ``U`` may hold outputs of variables outside this
+        run (the held patterns, a compact phase's other patterns): they enter the linear term,
+        and U is updated by increments."""
         N, L = alpha.shape
         P = np.sort(patterns)
         if self.failed or P.size < 2 or memory(P.size, L) > self.memory_limit:
