@@ -77,21 +77,28 @@ from scipy.linalg import lapack
 from msvm.fast.face_newton import line_moves
 from msvm.fast.kernel_face import FULL_STEP, add_columns, epoch_work, offset_block
 from msvm.fast.patterns import CS, LLW, SIGN, WW, activate_all, pattern_apply
-from msvm.fast.threads import blas_threads
+from msvm.fast.threads import blas_threads, thread_map
 
 MAX_ITER = 50  # Newton steps at most; a run not converged by then offers its last iterate
 GAP = 1e-11  # stop when the mean complementarity gap is below GAP (1 + |objective|) / n ...
 RESIDUAL = 1e-7  # ... and the dual residual below RESIDUAL (1 + max |lin| + max |Q alpha|)
 RIDGE = 1e-13  # added to K's diagonal, relative to its mean (K is often singular to rounding)
+# Stop after STALL steps in a row in which the residual grew, and return the iterate whose largest
+# ratio of a stopping test to its tolerance was least: near the optimum the barrier's curvatures
+# spread over 30 decades and rounding takes over (segment, gamma = scale, C = 1000, 810 active
+# patterns: gap 3e-9 and residual 1e-5 of 1e-4 at step 21, then the residual rose to 1e+1 while
+# the gap fell, and the other 29 of the 50 steps were lost).
+STALL = 3
 FIXED = 1e16  # the curvature given to a variable fixed at 0, relative to the mean diagonal
 STEP_BACK = 0.995  # the fraction of the step to the boundary taken
 # The modelled cost in ns of one Newton step: STEP_NS . (L N^3, N^3, L N^2, 1) (LAPACK's
 # factorisations and inverses, the LU, the products and the Python around them; fitted on 15
-# sizes N = 100-900, L = 3-11, one thread, stop 27: within 0.7-1.17 of the times), and the steps
-# expected (12-21 on every problem tried); the switch runs the method once the epochs' modelled
-# work reaches SWITCH times its cost.
+# sizes N = 100-900, L = 3-11, one thread, stop 27: within 0.7-1.17 of the times; at N = 1 617,
+# L = 7, 1.03 s against 1.23 modelled, stop 32), and the steps expected (12-21 on the problems of
+# stop 27, 16-25 on the active patterns of segment and yeast at C = 1000, stop 32); the switch
+# runs the method once the epochs' modelled work reaches SWITCH times its cost.
 STEP_NS = (0.024, 0.044, 18.4, 2.2e5)
-EXPECTED_STEPS = 14
+EXPECTED_STEPS = 20
 SWITCH = 1.0
 # ... unless the epochs look about to end: their work still to come, extrapolated from how fast
 # the largest KKT violation fell over the second half of their work so far (``epochs_left``),
@@ -137,30 +144,49 @@ def memory(N: int, L: int) -> int:
 
 def newton_factors(K, D, s, sum_zero=False):
     """The inverses (K + D_j)^-1 (L, N, N) and the LU of the reduced system: (1 - s L) I + s G,
-    or with ``sum_zero`` sum_j (K + D_j)^-1; None when a block is not positive definite."""
+    or with ``sum_zero`` sum_j (K + D_j)^-1; None when a block is not positive definite.  The L
+    inverses are computed on the fit's threads (``thread_map``; call on one BLAS thread), each
+    in its own slot: the same whatever their number."""
     N, L = D.shape
     inverses = np.empty((L, N, N))
-    G, scaled = np.zeros((N, N)), np.empty((N, N))
-    for j in range(L):
-        block = K.copy()
-        block.flat[:: N + 1] += D[:, j]
-        # (block.T: the same symmetric matrix in the Fortran order LAPACK factorises in place)
-        chol, info = lapack.dpotrf(block.T, lower=1, clean=1, overwrite_a=1)
-        if info != 0:
-            return None
-        lower, info = lapack.dpotri(chol, lower=1, overwrite_c=1)  # (the upper triangle: 0)
-        if info != 0:
-            return None
+
+    def invert(j):
+        """inverses[j] = (K + D_j)^-1, in place; False when K + D_j is not positive definite."""
         inverse = inverses[j]
-        np.add(lower, lower.T, out=inverse)
-        inverse.flat[:: N + 1] *= 0.5
-        G += inverse if sum_zero else np.multiply(inverse, D[:, j], out=scaled)
+        inverse[:] = K
+        inverse.flat[:: N + 1] += D[:, j]
+        # (inverse.T: the same symmetric matrix in the Fortran order LAPACK factorises in place;
+        # its lower triangle is the upper one of inverse, the other set to 0)
+        chol, info = lapack.dpotrf(inverse.T, lower=1, clean=1, overwrite_a=1)
+        if info != 0:
+            return False
+        _, info = lapack.dpotri(chol, lower=1, overwrite_c=1)
+        if info != 0:
+            return False
+        _mirror_upper(inverse)
+        return True
+
+    if not all(thread_map(invert, range(L))):
+        return None
+    G, scaled = np.zeros((N, N)), np.empty((N, N))
+    for j in range(L):  # (in order: the same sum whatever the threads)
+        G += inverses[j] if sum_zero else np.multiply(inverses[j], D[:, j], out=scaled)
     # The reduced system, factorised in place: LAPACK overwrites its transpose (a Fortran-ordered
     # view), and newton_solve solves with trans=1.
     if not sum_zero:
         G *= s
         G.flat[:: N + 1] += 1.0 - s * L
     return inverses, sl.lu_factor(G.T, overwrite_a=True, check_finite=False)
+
+
+def _mirror_upper(A, tile=256):
+    """Copy the upper triangle of the square A onto its lower one (which holds 0), a band of
+    ``tile`` rows at a time (no N x N temporary)."""
+    N = A.shape[0]
+    for a in range(0, N, tile):
+        b = min(N, a + tile)
+        A[a:b, :a] = A[:a, a:b].T
+        A[a:b, a:b] += np.triu(A[a:b, a:b], 1).T
 
 
 def newton_solve(factors, D, s, R, p=None):
@@ -210,6 +236,7 @@ def interior_point(K, lin, hi, sigma, s, sum_zero=False):
     upper = lower.copy()
     lam = np.zeros(N)  # the multipliers of sum_r Z_ir = 0 (with sum_zero)
     lin_size, hi_size = 1.0 + np.abs(lin).max(), 1.0 + hi.max()
+    best, best_merit, worse, last_size = None, np.inf, 0, np.inf
     for step in range(MAX_ITER):
         Qx = sigma * hessian_product(K, sigma * x, s)
         residual = np.where(fixed, 0.0, Qx - lin - lower + upper + sigma * lam[:, None])
@@ -218,10 +245,23 @@ def interior_point(K, lin, hi, sigma, s, sum_zero=False):
         objective = np.vdot(lin, x) - 0.5 * np.vdot(x, Qx)
         if not np.isfinite(gap + objective):
             return None
-        if (gap < GAP * (1.0 + abs(objective)) / n
-                and np.abs(residual).max() < RESIDUAL * (lin_size + np.abs(Qx).max())
-                and (sums is None or np.abs(sums).max() < RESIDUAL * hi_size)):  # fmt: skip
+        # the largest of the three stopping tests' ratios to their tolerance (<= 1: converged)
+        size = np.abs(residual).max()
+        merit = max(
+            gap / (GAP * (1.0 + abs(objective)) / n),
+            size / (RESIDUAL * (lin_size + np.abs(Qx).max())),
+            0.0 if sums is None else np.abs(sums).max() / (RESIDUAL * hi_size),
+        )
+        if merit <= 1.0:
             return x, lower, upper, step
+        if merit < best_merit:
+            best, best_merit = (x, lower, upper), merit
+        # a step scales the residual by 1 - t in exact arithmetic: where it grows, rounding has
+        # taken over; after STALL such steps in a row, the best iterate (not converged)
+        worse = worse + 1 if size > last_size else 0
+        last_size = size
+        if worse == STALL:
+            break
         safe_x, safe_slack = np.where(fixed, 1.0, x), np.where(fixed, 1.0, slack)
         D = np.where(fixed, FIXED * scale, lower / safe_x + upper / safe_slack)
         factors = None  # (the previous step's: freed before the new ones are built)
@@ -246,7 +286,8 @@ def interior_point(K, lin, hi, sigma, s, sum_zero=False):
         lower = lower + t * d_lower
         upper = upper + t * d_upper
         lam = lam + t * d_lam
-    return x, lower, upper, MAX_ITER  # not converged: still a feasible point to try
+    # not converged: the best iterate is still a feasible point to try
+    return None if best is None else (*best, MAX_ITER)
 
 
 def _sum_zero_start(room, sigma, fixed):
@@ -349,7 +390,7 @@ class InteriorPointSwitch:
         if self.failed or P.size < 2 or memory(P.size, L) > self.memory_limit:
             return None
         cost = modelled_cost(P.size, L)
-        work = epoch_work(steps, N, L) - self.paid
+        work = epoch_work(steps, N, L, self.kind) - self.paid
         left = epochs_left(self.works, self.worsts, work, worst, self.tol)
         self.works.append(work)
         self.worsts.append(worst)

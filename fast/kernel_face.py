@@ -65,7 +65,12 @@ STEPS_FROM = 20  # ... and no step before the epochs took this many pattern step
 # The work model, in ns (fitted on glass, vowel, vehicle and digits, stop 26): an epoch's pattern
 # step STEP_COST[0] + STEP_COST[1] N L; a face solve with m free variables SOLVE_COST[0] +
 # SOLVE_COST[1] m^2 + SOLVE_COST[2] m^3; bringing the outputs up to date APPLY_COST |P| N L.
+# The inhibitory and Lee-Lin-Wahba pattern steps solve L coupled variables and cost more:
+# COUPLED_STEP_COST, fitted on the epochs alone on glass, vowel, vehicle, yeast, segment and
+# digits (N L = 894-12 570; C = 1000, gamma = scale / 10 and C = 10, gamma = scale; stop 32:
+# within 0.86-1.26 of the times, where STEP_COST was 0.6-0.9).
 STEP_COST = (2200.0, 0.13)
+COUPLED_STEP_COST = (1800.0, 0.34)
 SOLVE_COST = (3.5e5, 11.0, 0.029)
 APPLY_COST = 1.2
 
@@ -75,9 +80,11 @@ def applies(kind: int) -> bool:
     return kind in (WW, CS)
 
 
-def epoch_work(steps: int, N: int, L: int) -> float:
-    """The modelled work of ``steps`` pattern steps of the kernel epochs (ns)."""
-    return steps * (STEP_COST[0] + STEP_COST[1] * N * L)
+def epoch_work(steps: int, N: int, L: int, kind: int = WW) -> float:
+    """The modelled work of ``steps`` pattern steps of the kernel epochs of a ``kind`` of dual
+    (ns)."""
+    fixed, per_output = STEP_COST if kind in (WW, CS) else COUPLED_STEP_COST
+    return steps * (fixed + per_output * N * L)
 
 
 def solve_cost(m: int) -> float:
@@ -105,7 +112,7 @@ class KernelFaceNewton:
         a step's work would exceed WORK_SHARE of theirs)."""
         if steps < STEPS_FROM * alpha.shape[0]:
             return None
-        work = epoch_work(steps, *alpha.shape)
+        work = epoch_work(steps, *alpha.shape, self.kind)
         P = np.sort(patterns)
         free = (alpha[P] > 0.0) & (alpha[P] < self.hi[P])
         m = int(np.count_nonzero(free))

@@ -15,16 +15,13 @@ in numba and the least recently used one is evicted.
 from __future__ import annotations
 
 import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numba as nb
 import numpy as np
 import scipy.sparse as sp
 
 from msvm.core.kernels import kernel_matrix, rbf_factors
-from msvm.fast.threads import blas_threads
+from msvm.fast.threads import blas_threads, thread_map
 
 KERNEL_KIND = {"linear": 0, "rbf": 1, "poly": 2}
 KERNEL_NAME = {kind: name for name, kind in KERNEL_KIND.items()}
@@ -182,20 +179,6 @@ def kernel_diagonal(source, out):
 # releases the GIL): a block's entries do not depend on how many threads there are, where BLAS on
 # two threads and on one differ in the last bits (measured: 540 of 2 300^2 entries of X X^T).
 GRAM_BLOCK = 256
-_cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
-POOL_THREADS = min(len(_cores), 8)
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _forget_pool():
-    """After a fork the child has the pool object but none of its threads: start afresh."""
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
@@ -208,7 +191,6 @@ def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
     a (len(B), m) matrix T; then k(A, B) T is returned, each row block multiplied by T on the
     thread that computed it (on one BLAS thread, so the product too is the same whatever the
     number of threads)."""
-    global _pool
     n = A.shape[0]
     K = np.empty((n, B.shape[0])) if out is None else out
     product = None if times is None else np.empty((n, times.shape[1]))
@@ -228,17 +210,8 @@ def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
         if times is not None:
             np.matmul(K[rows], times, out=product[rows])
 
-    starts = range(0, n, GRAM_BLOCK)
-    threads = min(POOL_THREADS, nb.get_num_threads(), len(starts))
     with blas_threads(1):
-        if threads == 1:
-            for start in starts:
-                fill(start)
-        else:
-            with _pool_lock:
-                if _pool is None:
-                    _pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="msvm-gram")
-            list(_pool.map(fill, starts))
+        thread_map(fill, range(0, n, GRAM_BLOCK))
     return K if times is None else product
 
 

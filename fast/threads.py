@@ -28,6 +28,7 @@ import functools
 import os
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
@@ -112,3 +113,41 @@ def with_fit_threads(fit):
             return fit(self, *args, **kwargs)
 
     return threaded_fit
+
+
+# One pool of worker threads for the whole process (numpy and LAPACK release the GIL), started on
+# first use; ``thread_map`` runs at most numba's current count of threads of it at once (a fit's
+# n_jobs).
+POOL_THREADS = min(available_cores(), 8)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _forget_pool():
+    """After a fork the child has the pool object but none of its threads: start afresh."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def thread_map(function, items) -> list:
+    """[function(item) for item in items], on up to numba's current count of threads at once
+    (each taking every t-th item).  Each call's result must not depend on the thread it runs on:
+    run BLAS on one thread (``blas_threads(1)``) around it."""
+    global _pool
+    items = list(items)
+    threads = min(POOL_THREADS, numba.get_num_threads(), len(items))
+    if threads <= 1:
+        return [function(item) for item in items]
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(POOL_THREADS, thread_name_prefix="msvm")
+    shares = [items[k::threads] for k in range(threads)]
+    done = list(_pool.map(lambda share: [function(item) for item in share], shares))
+    results = [None] * len(items)
+    for k, share in enumerate(done):
+        results[k::threads] = share
+    return results

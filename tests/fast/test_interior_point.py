@@ -34,6 +34,7 @@ from msvm.fast.interior_point import (
     sum_form,
 )
 from msvm.fast.patterns import CS, dual_vectors, pattern_apply, pattern_transpose
+from msvm.fast.threads import blas_threads, fit_threads
 from msvm.reference import FORMULATIONS, Problem
 
 KRONECKER = [InhibitorySVC, LeeLinWahbaSVC]
@@ -140,6 +141,51 @@ def test_newton_solve_matches_the_dense_kronecker_system(s, L, seed):
     expected = np.linalg.solve(dense, R.T.ravel())
     dz = newton_solve(newton_factors(K, D, s), D, s, R)
     np.testing.assert_allclose(dz.T.ravel(), expected, rtol=1e-8, atol=1e-12)
+
+
+def test_newton_factors_are_the_inverses_whatever_the_threads():
+    # 600 points: the inverses mirrored from LAPACK's triangle in three bands of rows; each equals
+    # numpy's inverse of K + D_j, and they are the same to the last bit on one and two threads.
+    rng = np.random.default_rng(0)
+    N, L = 600, 3
+    K = rbf_kernel(rng.normal(size=(N, 4)), gamma=0.2)
+    D = 10.0 ** rng.uniform(-3, 1, size=(N, L))
+    runs = []
+    for n_jobs in (1, 2):
+        with fit_threads(n_jobs), blas_threads(1):
+            runs.append(newton_factors(K, D, 1.0 / L))
+    for j in range(L):
+        expected = np.linalg.inv(K + np.diag(D[:, j]))
+        np.testing.assert_allclose(runs[0][0][j], expected, rtol=1e-8, atol=1e-8)
+        np.testing.assert_array_equal(runs[0][0][j], runs[0][0][j].T)
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+    np.testing.assert_array_equal(runs[0][1][0], runs[1][1][0])
+
+
+def test_a_run_that_rounding_takes_over_returns_its_best_iterate(monkeypatch):
+    # From the fourth step on, the Newton directions carry an error that grows tenfold a step (as
+    # rounding's does near the optimum, where the barrier's curvatures spread over 30 decades):
+    # the residual grows, the run stops STALL steps later, not at MAX_ITER, and returns an
+    # iterate from before the error took over, flagged as not converged.
+    K, lin, hi, sigma, s = dual_problem(InhibitorySVC, 10.0)
+    iterates, solves = [], [0]
+    product, solve = interior_point.hessian_product, interior_point.newton_solve
+
+    def recorded(K, Z, s):
+        iterates.append(Z.copy())
+        return product(K, Z, s)
+
+    def inexact(factors, D, s, R, p=None):
+        solves[0] += 1
+        step = (solves[0] + 1) // 2  # (a predictor and a corrector each step)
+        return solve(factors, D, s, R, p) + (0.0 if step < 4 else 10.0 ** (step - 6))
+
+    monkeypatch.setattr(interior_point, "hessian_product", recorded)
+    monkeypatch.setattr(interior_point, "newton_solve", inexact)
+    x, lower, upper, steps = interior_point.interior_point(K, lin, hi, sigma, s)
+    assert steps == interior_point.MAX_ITER
+    assert len(iterates) < 12
+    assert any(np.array_equal(sigma * x, Z) for Z in iterates[:5])
 
 
 @pytest.mark.parametrize(

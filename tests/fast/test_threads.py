@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+import threading
+import time
 import warnings
 
 import numba
@@ -20,7 +22,7 @@ from msvm.fast import (
 )
 from msvm.fast.engine import CLASS_THREADS_MIN, DecompositionSolver
 from msvm.fast.kernels import GRAM_BLOCK, column_source, is_lru
-from msvm.fast.threads import resolve_n_jobs
+from msvm.fast.threads import fit_threads, resolve_n_jobs, thread_map
 
 needs_two = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="one numba thread")
 
@@ -172,3 +174,24 @@ def test_compact_phases_give_the_same_fit_whatever_n_jobs(Estimator, monkeypatch
     assert phases and max(phases) >= 500  # the rest updates were products of hundreds of rows
     assert fits[0].n_steps_ == fits[1].n_steps_
     np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
+
+
+def test_thread_map_keeps_the_order_and_the_fit_s_thread_count():
+    # Results in the items' order; at most n_jobs threads at once (and exactly one with n_jobs=1).
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def square(item):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.01)
+        with lock:
+            running[0] -= 1
+        return item * item
+
+    for n_jobs in (1, 2):
+        peak[0] = 0
+        with fit_threads(n_jobs):
+            assert thread_map(square, range(9)) == [i * i for i in range(9)]
+        assert peak[0] <= n_jobs
+    assert peak[0] == min(2, resolve_n_jobs(2))
