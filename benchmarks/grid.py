@@ -10,15 +10,19 @@ Data: digits (pixels / 16), the 5 000-image MNIST subset of ``msvm.datasets`` (p
 random_state=0, 70/30 but for the image set.  Grid:
 C in {0.01, 0.1, 1, 10, 100, 1000} x gamma in {scale / 10, scale, 10 scale} (scale = 1 / (d var X),
 scikit-learn's "scale").  Each cell fits SVC and every estimator once after one warm-up fit of
-each, alternating, and measures CPU time (``time.process_time``; numba and libsvm run on one
-thread); with ``--repeats R`` the medians of R alternating fits.  Reported per estimator: the
-median and worst time ratio over the grid, how many cells ended in a ConvergenceWarning, and the
-mean test-accuracy difference to SVC.  Writes benchmarks/results/grid_<data>.md (summary and every
-cell) and prints the summary.
+each, alternating, and measures CPU time (``time.process_time``; BLAS, numba and libsvm on one
+thread: ``one_thread``, without which the grids before stop 32 charged OpenBLAS's spin after
+msvm's fits to SVC's time); with ``--repeats R`` the medians of R alternating fits.  Reported
+per estimator: the median and worst time ratio over the grid, how many cells ended in a
+ConvergenceWarning, and the mean test-accuracy difference to SVC.  Writes
+benchmarks/results/grid_<data>.md (summary and every cell) and prints the summary.
 """
 
 from __future__ import annotations
 
+import one_thread  # noqa: F401  (first: one BLAS thread, see its docstring)
+
+# isort: split
 import sys
 import time
 import warnings

@@ -14,6 +14,9 @@ Writes the table as Markdown (default benchmarks/results/intercept.md).
 
 from __future__ import annotations
 
+import one_thread  # noqa: F401  (first: one BLAS thread, see its docstring)
+
+# isort: split
 import argparse
 import time
 from functools import partial

@@ -21,6 +21,9 @@ difference of the dual objectives, then prints the table.
 
 from __future__ import annotations
 
+import one_thread  # noqa: F401  (first: one BLAS thread, see its docstring)
+
+# isort: split
 import sys
 import time
 from pathlib import Path

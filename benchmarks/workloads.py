@@ -10,12 +10,16 @@ large   make_classification(18 000, 20 features, 15 informative, 10 one-cluster 
 
 Every estimator at its defaults (but C and random_state = k for the k-th fit); each of its fits
 alternates with one of SVC's at the same (C, gamma), and the table gives the ratio of the CPU
-time medians (``time.process_time``: every thread of the process counts, SVC runs on one), the
-steps, whether a fit warned, and test accuracy.  Writes benchmarks/results/workloads.md.
+time medians (``time.process_time``; everything on one thread, ``one_thread``: SVC runs on one,
+and two BLAS threads' spin after msvm's fits was charged to SVC's before stop 32), the steps,
+whether a fit warned, and test accuracy.  Writes benchmarks/results/workloads.md.
 """
 
 from __future__ import annotations
 
+import one_thread  # noqa: F401  (first: one BLAS thread, see its docstring)
+
+# isort: split
 import sys
 import warnings
 from pathlib import Path
