@@ -380,7 +380,7 @@ class InteriorPointSwitch:
         self.memory_limit = memory_limit
         self.s = c if kind == SIGN else 1.0 / lin.shape[1] if kind == LLW else 0.0  # M = I - s 11^T
         self.paid = 0.0  # the epochs' modelled work that earlier runs have used up (ns)
-        self.failed = False  # a run found a Newton system singular: the kernel is indefinite
+        self.failed = False  # a run failed (a Newton system singular: an indefinite kernel)
         self.works, self.worsts = [], []  # the epochs' work and largest violation, each call
 
     def step(self, alpha, U, patterns, steps, worst) -> float | None:
