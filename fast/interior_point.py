@@ -141,9 +141,10 @@ def epochs_left(works, worsts, work: float, worst: float, tol: float) -> float:
 
 def memory(N: int, L: int) -> int:
     """Bytes of the run's N x N arrays at their peak: the switch's K and the ridged copy, the L
-    inverses, the block being factorised, its scaled copy and the reduced system (factorised in
-    place), and the temporaries of the products (L + 7 N x N arrays measured with tracemalloc,
-    one more for margin: ``tests/fast/test_interior_point.py``)."""
+    inverses (each factorised in its own slot), the scaled copy and the reduced system
+    (factorised in place), and the temporaries of the products (L + 7 N x N arrays measured with
+    tracemalloc until stop 32, L + 5.1-5.6 since the inverses are factorised in place; the model
+    kept, two or three arrays of margin: ``tests/fast/test_interior_point.py``)."""
     return 8 * (L + 8) * N * N
 
 
@@ -155,25 +156,20 @@ def newton_factors(K, D, s, sum_zero=False):
     product 1.78x), so threads would not overlap them."""
     N, L = D.shape
     inverses = np.empty((L, N, N))
-
-    def invert(j):
-        """inverses[j] = (K + D_j)^-1, in place; False when K + D_j is not positive definite."""
-        inverse = inverses[j]
+    for j, inverse in enumerate(inverses):
         inverse[:] = K
         inverse.flat[:: N + 1] += D[:, j]
         # (inverse.T: the same symmetric matrix in the Fortran order LAPACK factorises in place;
         # its lower triangle is the upper one of inverse, the other set to 0)
         chol, info = lapack.dpotrf(inverse.T, lower=1, clean=1, overwrite_a=1)
         if info != 0:
-            return False
-        _, info = lapack.dpotri(chol, lower=1, overwrite_c=1)
+            return None
+        lower, info = lapack.dpotri(chol, lower=1, overwrite_c=1)
         if info != 0:
-            return False
+            return None
+        if not np.shares_memory(lower, inverse):  # (a wrapper that copied: take its result)
+            inverse[:] = lower.T
         _mirror_upper(inverse)
-        return True
-
-    if not all(invert(j) for j in range(L)):
-        return None
     G, scaled = np.zeros((N, N)), np.empty((N, N))
     for j in range(L):
         G += inverses[j] if sum_zero else np.multiply(inverses[j], D[:, j], out=scaled)

@@ -80,7 +80,7 @@ def applies(kind: int) -> bool:
     return kind in (WW, CS)
 
 
-def epoch_work(steps: int, N: int, L: int, kind: int = WW) -> float:
+def epoch_work(steps: int, N: int, L: int, kind: int) -> float:
     """The modelled work of ``steps`` pattern steps of the kernel epochs of a ``kind`` of dual
     (ns)."""
     fixed, per_output = STEP_COST if kind in (WW, CS) else COUPLED_STEP_COST
