@@ -154,6 +154,28 @@ def check_finite(what: str, *arrays) -> None:
             )
 
 
+# The largest scale of a fit's outputs and objective that float64 holds with room for their sums.
+SCALE_LIMIT = 1e300
+
+
+def check_fit_scale(kernel_max: float, bounds, n_classes: int) -> None:
+    """Raise ``ValueError`` before a fit whose outputs or objective could overflow float64.
+
+    With 0 <= alpha_ij <= hi_ij every output is at most kernel_max * S in size, S = sum_i
+    max_j hi_ij (|K_ii'| <= the largest diagonal entry), and the squared norm of the weights at
+    most n_classes * kernel_max * S^2; beyond SCALE_LIMIT the epochs would run on values where
+    rounding swamps every step (10^7 steps before the overflow showed).
+    """
+    total = float(np.max(bounds, axis=1).sum()) if bounds.size else 0.0
+    scale = kernel_max * total * max(total, 1.0) * n_classes
+    if not scale <= SCALE_LIMIT:
+        raise ValueError(
+            f"The fit would overflow float64: its scale, the largest kernel value "
+            f"({kernel_max:.1e}) times the classes times (C times the number of samples) squared, "
+            f"is {scale:.1e}; rescale the features, or lower C or gamma."
+        )
+
+
 def check_training_data(X, y, *, kernel: str = "linear", accept_sparse=False):
     """Validate a training set and encode its labels.
 

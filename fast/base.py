@@ -21,6 +21,7 @@ from msvm.core.kernels import kernel_matrix
 from msvm.core.objectives import canonical_objective
 from msvm.core.validation import (
     check_finite,
+    check_fit_scale,
     check_gram,
     check_labels,
     check_sample_weight,
@@ -35,7 +36,7 @@ from msvm.fast.engine import (
     weights_of_state,
 )
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
-from msvm.fast.kernels import column_source, precomputed_source
+from msvm.fast.kernels import column_source, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import (
     biased_terms,
     dual_vectors,
@@ -248,6 +249,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         rho = self._bias_penalty(X, linear, C) if self.fit_intercept else 0.0
         if linear:
             data = LinearData(X)
+            check_fit_scale(float(data.sq_norms.max()) + rho, hi, L)
             S = state_coef(self._kind, alpha, y_index, c)
             W, w0 = np.asfortranarray(weights_of_state(data.X, S)), rho * S.sum(axis=0)
         else:
@@ -258,6 +260,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
                     X, self.kernel, self._gamma, self.degree, self.coef0, self.cache_size
                 )
             )
+            kdiag = np.empty(X.shape[0])
+            kernel_diagonal(source, kdiag)
+            check_fit_scale(float(np.abs(kdiag).max()) + rho, hi, L)
             U = self._outputs(source, rho, alpha, y_index, c)
 
         n_iter = n_steps = 0

@@ -143,8 +143,15 @@ def test_a_poly_kernel_that_overflows_is_refused(iris):
 
 def test_overflow_inside_a_fit_or_prediction_is_a_value_error(iris):
     X, y = iris
-    with pytest.raises(ValueError, match="overflowed float64"):
-        InhibitorySVC(kernel="linear", C=1e12).fit(X * 1e150, y)
+    with warnings.catch_warnings():  # refused before the epochs: no step budget spent first
+        warnings.simplefilter("error")
+        for kernel, scale in (("linear", 1e150), ("poly", 1e45)):  # poly: k ~ 1e276
+            with pytest.raises(ValueError, match="would overflow float64"):
+                InhibitorySVC(kernel=kernel, gamma=1.0, C=1e12).fit(X * scale, y)
+        with pytest.raises(ValueError, match="would overflow float64"):
+            OneVsAllSVC(kernel="precomputed", C=1e12).fit(1e290 * (X @ X.T), y)
+        # a large C on a kernel of ordinary size is no overflow: the check is of the product
+        assert np.isfinite(OneVsAllSVC(C=1e9).fit(X, y).objective_)
     model = InhibitorySVC(kernel="poly").fit(X, y)
     with pytest.raises(ValueError, match="overflowed float64"):
         model.decision_function(X * 1e120)  # (gamma <x, x'>)^3 ~ 1e360

@@ -15,6 +15,8 @@ from msvm.fast.kernels import (
     column_source,
     exp_nonpositive,
     get_column,
+    kernel_block,
+    kernel_value,
 )
 from msvm.fast.threads import blas_threads
 
@@ -49,6 +51,31 @@ def test_vectorised_exponential_is_within_one_ulp_of_numpys():
     assert ulps.max() <= 1.0
     assert np.all(y[~normal] == 0.0)  # underflow: exp(-708) = 3.3e-308 is the least kept
     assert y[0] == 1.0 and y[1] == 1.0
+    # one entry at a time (kernel_value, behind engine.kernel_entry) gives the same bits: the
+    # entries of a pattern whose steps wait agree with the columns computed for them
+    singles = np.array([kernel_value(0.0, -v, 0.0, 1, 1.0, 3, 0.0) for v in x[:5000]])
+    np.testing.assert_array_equal(singles, y[:5000])
+
+
+def test_kernel_blocks_of_a_column_source_agree_with_its_columns():
+    """kernel_block (the compact phases' and the Newton steps' blocks) takes the columns'
+    exponential (``engine_exp``), not numpy's: to rounding the same entries as get_column,
+    whatever the threads, and within rounding of the reference layer's kernel."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(700, 9))
+    source = column_source(X, "rbf", 0.2, 3, 0.0, 0.05)
+    rows, cols = rng.permutation(700)[:600], rng.permutation(700)[:37]
+    block = kernel_block(source, rows, cols)
+    columns = np.stack([get_column(source, j)[rows] for j in cols], axis=1)
+    np.testing.assert_allclose(block, columns, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(block, kernel_matrix(X[rows], X[cols], "rbf", 0.2), rtol=1e-13,
+                               atol=1e-15)  # fmt: skip
+    previous = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        np.testing.assert_array_equal(kernel_block(source, rows, cols), block)
+    finally:
+        numba.set_num_threads(previous)
 
 
 @pytest.mark.parametrize("n, m, d", [(700, 900, 20), (256, 300, 3), (513, 64, 200)])

@@ -69,12 +69,33 @@ def test_integer_weights_equal_duplicated_rows(solved, name):
     for weighted, duplicated in zip(sols[name, "weighted"], sols[name, "duplicated"], strict=True):
         assert weighted.objective == pytest.approx(duplicated.objective, rel=1e-7)
         for points in (X, grid):
-            np.testing.assert_allclose(
-                weighted.decision_function(points),
-                duplicated.decision_function(points),
-                rtol=0,
-                atol=1e-5,
-            )
+            atol = 1e-5
+            if name == "logistic":
+                # The exp-cone solves are accurate in value, not to 1e-5 in W (stop 33: 1.05e-5
+                # on the grid).  The primal is 1-strongly convex in W, so a point W of objective
+                # gap g lies within sqrt(2 g) of the optimum in Frobenius norm, and an output
+                # within that times ||phi(x)||: the bound each pair's certified gaps give.
+                reach = sum(
+                    np.sqrt(2.0 * weights_gap(sols, name, key, sol))
+                    for key, sol in (("weighted", weighted), ("duplicated", duplicated))
+                )
+                atol = reach * feature_norms(weighted.problem, points)[:, None]
+                assert np.all(atol < 1e-2)  # the solves are tight: the bound still has teeth
+            gap = np.abs(weighted.decision_function(points) - duplicated.decision_function(points))
+            np.testing.assert_array_less(gap, np.broadcast_to(atol, gap.shape))
+
+
+def weights_gap(sols, name, key, sol) -> float:
+    """P(W) - P* bounded by the duality gap: the primal value at the solution's W (a dual
+    solution's W is the one its coefficients build) less the dual's objective."""
+    return max(primal_value(sol) - sols[name, key][1].objective, 0.0)
+
+
+def feature_norms(problem, points) -> np.ndarray:
+    """||phi(x)|| = sqrt(k(x, x)) for the problem's kernel."""
+    if problem.kernel == "linear":
+        return np.linalg.norm(points, axis=1)
+    return np.ones(len(points))  # RBF: k(x, x) = 1
 
 
 @pytest.mark.parametrize("name", list(SAME_PROBLEM))
