@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, rbf_exponent
 from msvm.fast.kernels import (
     EXP_FLOOR,
     GRAM_BLOCK,
@@ -82,14 +82,16 @@ def test_kernel_blocks_of_a_column_source_agree_with_its_columns():
 @pytest.mark.parametrize("threads", [1, 2])
 def test_blocked_rbf_kernel_is_kernel_matrix_block_by_block(n, m, d, threads):
     # blocked_kernel computes dense RBF blocks in place from factors made once; each block must
-    # be kernel_matrix's for its rows to the last bit (on one BLAS thread, as blocked_kernel
-    # runs), whatever the number of threads that fill the blocks.
+    # be kernel_matrix's exponent for its rows, clipped, to the last bit (on one BLAS thread, as
+    # blocked_kernel runs), exponentiated as the columns are (exp_nonpositive), whatever the
+    # number of threads that fill the blocks; and kernel_matrix's whole kernel to rounding.
     rng = np.random.default_rng(d)
     A, B = rng.normal(size=(n, d)), rng.normal(size=(m, d))
     gamma = 1.0 / d
     with blas_threads(1):
-        expected = np.vstack([kernel_matrix(A[s : s + GRAM_BLOCK], B, "rbf", gamma)
+        expected = np.vstack([np.minimum(rbf_exponent(A[s : s + GRAM_BLOCK], B, gamma), 0.0)
                               for s in range(0, n, GRAM_BLOCK)])  # fmt: skip
+    exp_nonpositive(expected.reshape(-1))
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
