@@ -61,6 +61,13 @@ def _bits_to_float(typingctx, bits):
     return types.float64(types.int64), codegen
 
 
+if nb.config.DISABLE_JIT:  # plain Python: an intrinsic cannot run
+
+    def _bits_to_float(bits):  # noqa: F811
+        """The float64 whose bits are ``bits`` (numpy's view, for numba disabled)."""
+        return float(np.int64(bits).view(np.float64))
+
+
 @nb.njit(cache=True, fastmath={"contract"})
 def exp_scalar(x):
     """exp(x) for x <= 0 (0 below EXP_FLOOR): one entry, the same bits as ``exp_nonpositive``.
