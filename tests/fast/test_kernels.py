@@ -58,9 +58,9 @@ def test_vectorised_exponential_is_within_one_ulp_of_numpys():
 
 
 def test_kernel_blocks_of_a_column_source_agree_with_its_columns():
-    """kernel_block (the compact phases' and the Newton steps' blocks) takes the columns'
-    exponential (``engine_exp``), not numpy's: to rounding the same entries as get_column,
-    whatever the threads, and within rounding of the reference layer's kernel."""
+    """kernel_block (the compact phases' and the Newton steps' blocks): to rounding the same
+    entries as get_column and as the reference layer's kernel, and the same bits whatever the
+    threads (its exponential is checked to the bit in the blocked-kernel test below)."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(700, 9))
     source = column_source(X, "rbf", 0.2, 3, 0.0, 0.05)
