@@ -88,9 +88,12 @@ def exp_scalar(x):
 
 @nb.njit(cache=True, fastmath={"contract"}, nogil=True)
 def exp_nonpositive(x):
-    """x[j] = exp(x[j]) in place, for x[j] <= 0 (0 below EXP_FLOOR); the loop vectorises."""
+    """x[j] = exp(min(x[j], 0)) in place (0 below EXP_FLOOR); the loop vectorises.  The clip is
+    the RBF exponent's (rounding can leave it a few ulps above 0: ``core.kernels.rbf_exponent``),
+    here in the same pass: numpy's ``minimum`` over each kernel block before it took 5 % of a
+    Crammer-Singer fit on 16 000 points (perf, stop 34)."""
     for j in range(x.size):
-        x[j] = exp_scalar(x[j])
+        x[j] = exp_scalar(min(x[j], 0.0))
 
 
 @nb.njit(cache=True)
@@ -234,9 +237,8 @@ def blocked_kernel(A, B, kernel: str, gamma: float, degree: int, coef0: float,
             K[rows] = kernel_matrix(A[rows], B, kernel, gamma, degree, coef0)
         else:
             block = K[rows]
-            np.matmul(FA[rows], FB.T, out=block)  # (rbf_kernel: the same product and clip)
-            np.minimum(block, 0.0, out=block)
-            exp_nonpositive(block.reshape(-1))  # (rows of a C-contiguous array: a view)
+            np.matmul(FA[rows], FB.T, out=block)  # (rbf_kernel: the same product)
+            exp_nonpositive(block.reshape(-1))  # clipped at 0; rows of a C-contiguous array
         if times is not None:
             np.matmul(K[rows], times, out=product[rows])
 

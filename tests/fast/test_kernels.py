@@ -51,6 +51,11 @@ def test_vectorised_exponential_is_within_one_ulp_of_numpys():
     assert ulps.max() <= 1.0
     assert np.all(y[~normal] == 0.0)  # underflow: exp(-708) = 3.3e-308 is the least kept
     assert y[0] == 1.0 and y[1] == 1.0
+    # an exponent that rounding left above 0 is clipped in the same pass (blocked_kernel relies
+    # on it): exp(min(x, 0)) = 1
+    above = np.array([1e-300, 2e-16, 3.0, 700.0])
+    exp_nonpositive(above)
+    np.testing.assert_array_equal(above, 1.0)
     # one entry at a time (kernel_value, behind engine.kernel_entry) gives the same bits: the
     # entries of a pattern whose steps wait agree with the columns computed for them
     singles = np.array([kernel_value(0.0, -v, 0.0, 1, 1.0, 3, 0.0) for v in x[:5000]])
