@@ -42,7 +42,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from msvm.core.objectives import canonical_objective
-from msvm.core.validation import check_finite
+from msvm.core.validation import check_finite, check_fit_scale
 from msvm.fast.base import (
     BaseMulticlassSVC,
     loss_weights,
@@ -241,6 +241,12 @@ class KernelState:
         self._outputs_of = outputs_of  # BaseMulticlassSVC._outputs
         self.U = np.zeros(alpha.shape, order="F")
 
+    def kernel_max(self):
+        """The largest kernel value in size: the largest |K_ii| plus the offset."""
+        kdiag = np.empty(self.alpha.shape[0])
+        kernel_diagonal(self.source, kdiag)
+        return float(np.abs(kdiag).max()) + self.offset
+
     def outputs(self, assigned):
         """F = K B (B = Z for MProt's Crammer-Singer structure): U less rho 1 (1^T Z)."""
         if not self.offset:
@@ -287,6 +293,10 @@ class WeightsState:
         else:
             dense = np.ascontiguousarray(self.data.X.T)
             self.columns = (dense, np.empty(0), np.empty(0, np.int64), np.zeros(1, np.int64))
+
+    def kernel_max(self):
+        """The largest kernel value: the largest squared norm plus the offset."""
+        return float(self.data.sq_norms.max()) + self.offset
 
     def outputs(self, assigned):
         """F = K Z = X W + constant 1 (1^T Z), 1^T Z read from w0."""
@@ -490,6 +500,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         assigned = y_index * q + rng.randint(q, size=y_index.size)  # pi(1), drawn at random
         alpha = np.zeros((y_index.size, L * q))
         static = self._static_problem(X, alpha)
+        check_fit_scale(static.kernel_max(), self._bounds[:, None] * negative, L * q)
         self._weights_path = isinstance(static, WeightsState)
 
         slacks = np.empty(y_index.size)
