@@ -7,9 +7,10 @@ cold     each estimator's first fit on iris in a fresh process with an empty num
          (NUMBA_CACHE_DIR in a new temporary folder), then again in a second fresh process with
          that cache filled (warm); and ``import msvm.fast`` beyond scikit-learn's own import
 scaling  make_classification(N + 2000, 20 features, 15 informative, 10 one-cluster classes),
-         N = 2 000 ... --max-n (default 16 000) to fit, C = 1, RBF gamma="scale": each machine's
-         wall time against SVC's on the same data (fits alternate, medians of --repeats), and the
-         log-log slopes of both times in N
+         N = 2 000 ... --max-n (default 16 000; 32 000 and 60 000 above) to fit, C = 1, RBF
+         gamma="scale": each machine's CPU time against SVC's on the same data, one thread each
+         (fits alternate, medians of --repeats), and the log-log slopes of both times in N; the
+         inhibitory machine up to COUPLED_MAX_N = 16 000 only
 threads  the same data at N = 16 000: each machine with n_jobs=1 against n_jobs=None (every
          core), wall time, fits alternating
 deferred the same data at N = 8 000 and --max-n: each coupled machine with its output updates
@@ -40,6 +41,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fast_engine import synthetic_split  # noqa: E402
@@ -110,44 +112,78 @@ def wall_fit(estimator, X, y, clock=time.perf_counter) -> float:
         return clock() - start
 
 
-def machines():
-    from msvm.fast import CrammerSingerSVC, InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC
+# The inhibitory machine is timed up to this N only: its slope is near 3 (about 20 minutes at
+# 60 000 points, stop 19's extrapolation), the others' below 2.
+COUPLED_MAX_N = 16000
 
-    return (OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC, InhibitorySVC)
+
+def warm_up(Estimator, X, y) -> None:
+    """Compile outside the timings: the whole-Gram path and, with a cache of 0.5 MB on 2 000
+    points, the column-source path (deferred updates, compact phases), which a first large fit
+    would otherwise compile inside its time (a WW fit on 8 000 points: 61.6 s instead of 2)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        Estimator(max_iter=1).fit(X[:50], y[:50])
+        Estimator(max_iter=30, cache_size=0.5).fit(X[:2000], y[:2000])
+
+
+def machines(n: int):
+    from msvm.fast import (
+        CrammerSingerSVC,
+        InhibitorySVC,
+        OneVsAllSVC,
+        SimplexSVC,
+        WestonWatkinsSVC,
+    )
+
+    coupled = (InhibitorySVC,) if n <= COUPLED_MAX_N else ()
+    return (OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC, SimplexSVC, *coupled)
 
 
 def part_scaling(max_n: int, repeats: int):
+    """CPU time of each machine and of SVC (one thread each), fits alternating; each machine's
+    ratio against the mean of SVC's times at that N, slopes over the sizes each machine ran."""
     sizes = [n for n in (2000, 4000, 8000, 16000, 32000, 60000) if n <= max_n]
-    times: dict[str, list[float]] = {}
-    for n in sizes:
-        Xtr, _, ytr, _ = synthetic_split(n + 2000, 2000)
-        for Estimator in machines():
-            Estimator(max_iter=1).fit(Xtr[:50], ytr[:50])  # compile outside the timings
-            ours, theirs = [], []
-            for seed in range(repeats):
-                theirs.append(wall_fit(SVC(), Xtr, ytr))
-                ours.append(wall_fit(Estimator(random_state=seed, n_jobs=1), Xtr, ytr))
-            times.setdefault(Estimator.__name__, []).append(np.median(ours))
-            times.setdefault("SVC", []).append(np.median(theirs))  # every machine's pairs
-            print(n, Estimator.__name__, np.median(ours), np.median(theirs), flush=True)
-    svc = np.array(times.pop("SVC")).reshape(len(sizes), -1).mean(axis=1)
+    times: dict[str, dict[int, float]] = {}
+    svc_times: dict[int, list[float]] = {}
+    with threadpool_limits(1):  # no BLAS worker left spinning into the next fit's CPU time
+        for n in sizes:
+            Xtr, _, ytr, _ = synthetic_split(n + 2000, 2000)
+            for Estimator in machines(n):
+                warm_up(Estimator, Xtr, ytr)
+                ours, theirs = [], []
+                for seed in range(repeats):
+                    theirs.append(wall_fit(SVC(), Xtr, ytr, time.process_time))
+                    estimator = Estimator(random_state=seed, n_jobs=1)
+                    ours.append(wall_fit(estimator, Xtr, ytr, time.process_time))
+                times.setdefault(Estimator.__name__, {})[n] = np.median(ours)
+                svc_times.setdefault(n, []).extend(theirs)  # every machine's pairs
+                print(n, Estimator.__name__, np.median(ours), np.median(theirs), flush=True)
+    svc = {n: float(np.mean(ts)) for n, ts in svc_times.items()}
+
+    def slope(ts: dict[int, float]) -> float:
+        return (
+            np.polyfit(np.log(list(ts)), np.log(list(ts.values())), 1)[0] if len(ts) > 1 else np.nan
+        )
+
     header = " | ".join(f"N = {n}" for n in sizes)
     lines = [f"| machine | {header} | slope | SVC slope |", "|---" * (len(sizes) + 3) + "|"]
-    svc_slope = np.polyfit(np.log(sizes), np.log(svc), 1)[0] if len(sizes) > 1 else np.nan
     for name, ts in times.items():
-        slope = np.polyfit(np.log(sizes), np.log(ts), 1)[0] if len(sizes) > 1 else np.nan
-        cells = " | ".join(f"{t / s:.2f}x ({t:.1f} s)" for t, s in zip(ts, svc, strict=True))
-        lines.append(f"| {name} | {cells} | {slope:.2f} | {svc_slope:.2f} |")
-    lines.append(f"| SVC [s] | {' | '.join(f'{s:.1f}' for s in svc)} | | |")
-    write("scaling", f"Wall time against SVC (one thread each: n_jobs=1), medians of {repeats}",
-          lines)  # fmt: skip
+        cells = " | ".join(
+            f"{ts[n] / svc[n]:.2f}x ({ts[n]:.1f} s)" if n in ts else "-" for n in sizes
+        )
+        svc_slope = slope({n: svc[n] for n in ts})
+        lines.append(f"| {name} | {cells} | {slope(ts):.2f} | {svc_slope:.2f} |")
+    lines.append(f"| SVC [s] | {' | '.join(f'{svc[n]:.1f}' for n in sizes)} | | |")
+    title = f"CPU time against SVC (one thread each: n_jobs=1, BLAS on one), medians of {repeats}"
+    write("scaling", title, lines)
 
 
 def part_threads(repeats: int, n: int = 16000):
     Xtr, _, ytr, _ = synthetic_split(n + 2000, 2000)
     lines = ["| machine | n_jobs=1 [s] | n_jobs=None [s] | speed-up |", "|---|---|---|---|"]
-    for Estimator in machines():
-        Estimator(max_iter=1).fit(Xtr[:50], ytr[:50])
+    for Estimator in machines(n):
+        warm_up(Estimator, Xtr, ytr)
         one, every = [], []
         for seed in range(repeats):
             one.append(wall_fit(Estimator(random_state=seed, n_jobs=1), Xtr, ytr))
@@ -184,9 +220,7 @@ def part_deferred(max_n: int, repeats: int, mnist: bool = False):
     for n, Xtr, ytr, C, cache_size, machines in deferred_problems(max_n, mnist):
         svc = np.median([wall_fit(SVC(C=C), Xtr, ytr, time.process_time) for _ in range(repeats)])
         for Estimator in machines:
-            with warnings.catch_warnings():  # compile outside the timings, the LRU path too
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                Estimator(max_iter=30, cache_size=0.5).fit(Xtr[:2000], ytr[:2000])
+            warm_up(Estimator, Xtr, ytr)
             times, fits = {batch: [], 0: []}, {}
             for seed in range(repeats):
                 for b in (batch, 0):

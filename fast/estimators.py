@@ -33,8 +33,9 @@ _DOC_PARAMETERS = """
         Order of the dcd steps.  "cyclic": random permutations of the active patterns;
         "greedy": the most violating pattern, or, where the dual separates by class
         (one-vs-all), class by class the single variable of largest gain on a shrinking active
-        set (``msvm.fast.separable``).  "auto": greedy for one-vs-all with a non-linear kernel,
-        cyclic otherwise.
+        set (``msvm.fast.separable``).  "auto": greedy for one-vs-all with a non-linear kernel
+        whose column cache holds at least 2 % of the columns (``GREEDY_CACHED_SHARE``: N below
+        about 36 000 at the default cache_size), cyclic otherwise.
     tol : float, default=1e-3
         dcd: largest KKT violation (projected gradient) allowed; smo/sgd: the paper's T = theta.
     max_iter : int, default=-1

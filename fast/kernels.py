@@ -284,6 +284,12 @@ def gram(X, kernel: str, gamma: float, degree: int, coef0: float) -> np.ndarray:
     return K
 
 
+def column_slots(n: int, cache_size: float) -> int:
+    """How many kernel columns of length n a ``cache_size`` MB cache holds (at least 2, at most
+    n: then the whole Gram matrix is computed up front)."""
+    return int(min(n, max(2, cache_size * 2**20 // (8 * max(n, 1)))))
+
+
 def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache_size: float):
     """Build a column source for ``X`` (dense ndarray or CSR) with a ``cache_size`` MB budget.
 
@@ -303,7 +309,7 @@ def column_source(X, kernel: str, gamma: float, degree: int, coef0: float, cache
         dense = np.ascontiguousarray(X.T)  # (d, N): see dense_column
         data, indices, indptr = _no_csr()
         sq_norms = np.einsum("ij,ij->i", X, X)
-    n_slots = int(min(n, max(2, cache_size * 2**20 // (8 * max(n, 1)))))
+    n_slots = column_slots(n, cache_size)
     if n_slots == n:  # the whole Gram matrix fits: compute it at once with BLAS
         cache = gram(X, kernel, gamma, degree, coef0)
     else:

@@ -93,6 +93,17 @@ def test_auto_selection_is_greedy_for_a_kernel_and_cyclic_for_linear_weights():
     np.testing.assert_array_equal(linear.dual_coef_, cyclic.dual_coef_)
 
 
+@pytest.mark.parametrize("cache_size, expected", [(0.003, "cyclic"), (0.01, "greedy")])
+def test_auto_selection_is_cyclic_when_the_cache_holds_few_columns(cache_size, expected):
+    # wine, 178 patterns: 0.003 MB holds 2 columns (below GREEDY_CACHED_SHARE = 2 % of them), 0.01
+    # MB 7; the greedy solver would recompute its columns over and over (base.py)
+    X, y = datasets.load("wine")
+    auto = OneVsAllSVC(cache_size=cache_size, random_state=0).fit(X, y)
+    chosen = OneVsAllSVC(cache_size=cache_size, selection=expected, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(auto.dual_coef_, chosen.dual_coef_)
+    assert auto.n_steps_ == chosen.n_steps_
+
+
 def test_small_kernel_cache_gives_the_same_solution():
     X, y = datasets.load("digits", n_samples=300)
     full = OneVsAllSVC(tol=1e-6).fit(X, y)
