@@ -436,7 +436,7 @@ def push_pending(i, dS, sign, source, pending, n_pending):
 def flush_pending(source, offset, U, pending, n_pending):
     """Apply the deferred steps: U += (K[:, who_t] + offset) dS_t for t < n_pending.  Cached
     columns are applied first (and marked used); the others are computed together, as rows of
-    X_t X^T by one BLAS product, applied, and cached in the least recently used slots."""
+    X_t X^T by one BLAS product, finished into the least recently used slots and applied."""
     XT, sq_norms, params = source[3], source[4], source[5]
     cache, slot_of, _, last_used, clock = source[7:12]
     who, Xp, D, G = pending[:4]
@@ -459,15 +459,16 @@ def flush_pending(source, offset, U, pending, n_pending):
         A[r] = Xp[missing[r], : XT.shape[0]]
     np.dot(A, XT, G[:m])
     for r in range(m):
-        t, col = missing[r], G[r]
-        finish_column(col, sq_norms, who[t], kind, gamma, degree, coef0)
-        add_column(U, col, offset, D[t])
-        if slot_of[who[t]] >= 0:  # the same pattern twice: a transfer's partner stepped too
+        t = missing[r]
+        i = who[t]
+        if slot_of[i] >= 0:  # the same pattern twice (a transfer's partner stepped too): cached
+            add_column(U, cache[slot_of[i]], offset, D[t])  # by its first, not marked again
             continue
-        slot = take_slot(source, who[t])
-        cache[slot, :] = col
+        slot = take_slot(source, i)
+        finish_column(G[r], cache[slot], sq_norms, i, kind, gamma, degree, coef0)
         clock[0] += 1
         last_used[slot] = clock[0]
+        add_column(U, cache[slot], offset, D[t])
 
 
 @nb.njit(cache=True)

@@ -139,19 +139,20 @@ def dense_column(XT, sq_norms, i, kind, gamma, degree, coef0, out):
         a = XT[f, i]
         for j in range(n):
             out[j] += XT[f, j] * a
-    finish_column(out, sq_norms, i, kind, gamma, degree, coef0)
+    finish_column(out, out, sq_norms, i, kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)
-def finish_column(out, sq_norms, i, kind, gamma, degree, coef0):
-    """The kernel values from the dot products x_j . x_i in ``out`` (RBF: ``exp_nonpositive``)."""
+def finish_column(dots, out, sq_norms, i, kind, gamma, degree, coef0):
+    """out[j] = k(x_j, x_i) from the dot products dots[j] = x_j . x_i (RBF: ``exp_nonpositive``);
+    ``dots`` may be ``out``."""
     if kind == 1:
         for j in range(out.size):
-            out[j] = -gamma * max(sq_norms[i] + sq_norms[j] - 2.0 * out[j], 0.0)
+            out[j] = -gamma * max(sq_norms[i] + sq_norms[j] - 2.0 * dots[j], 0.0)
         exp_nonpositive(out)
         return
     for j in range(out.size):
-        out[j] = kernel_value(out[j], sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
+        out[j] = kernel_value(dots[j], sq_norms[i], sq_norms[j], kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)
@@ -167,7 +168,7 @@ def csr_column(data, indices, indptr, sq_norms, i, scratch, kind, gamma, degree,
         out[j] = dot
     for p in range(indptr[i], indptr[i + 1]):
         scratch[indices[p]] = 0.0
-    finish_column(out, sq_norms, i, kind, gamma, degree, coef0)
+    finish_column(out, out, sq_norms, i, kind, gamma, degree, coef0)
 
 
 @nb.njit(cache=True)
