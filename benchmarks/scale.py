@@ -103,7 +103,7 @@ def part_cold():
     write("cold", "First fit in a fresh process: empty numba cache (cold), filled (warm)", lines)
 
 
-def wall_fit(estimator, X, y, clock=time.perf_counter) -> float:
+def timed_fit(estimator, X, y, clock=time.perf_counter) -> float:
     """The fit's time by ``clock`` (wall time; ``time.process_time`` for CPU time)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -153,9 +153,9 @@ def part_scaling(max_n: int, repeats: int):
                 warm_up(Estimator, Xtr, ytr)
                 ours, theirs = [], []
                 for seed in range(repeats):
-                    theirs.append(wall_fit(SVC(), Xtr, ytr, time.process_time))
+                    theirs.append(timed_fit(SVC(), Xtr, ytr, time.process_time))
                     estimator = Estimator(random_state=seed, n_jobs=1)
-                    ours.append(wall_fit(estimator, Xtr, ytr, time.process_time))
+                    ours.append(timed_fit(estimator, Xtr, ytr, time.process_time))
                 times.setdefault(Estimator.__name__, {})[n] = np.median(ours)
                 svc_times.setdefault(n, []).extend(theirs)  # every machine's pairs
                 print(n, Estimator.__name__, np.median(ours), np.median(theirs), flush=True)
@@ -186,8 +186,8 @@ def part_threads(repeats: int, n: int = 16000):
         warm_up(Estimator, Xtr, ytr)
         one, every = [], []
         for seed in range(repeats):
-            one.append(wall_fit(Estimator(random_state=seed, n_jobs=1), Xtr, ytr))
-            every.append(wall_fit(Estimator(random_state=seed), Xtr, ytr))
+            one.append(timed_fit(Estimator(random_state=seed, n_jobs=1), Xtr, ytr))
+            every.append(timed_fit(Estimator(random_state=seed), Xtr, ytr))
         t1, tn = np.median(one), np.median(every)
         lines.append(f"| {Estimator.__name__} | {t1:.1f} | {tn:.1f} | {t1 / tn:.2f}x |")
     cores = len(os.sched_getaffinity(0))
@@ -218,7 +218,7 @@ def part_deferred(max_n: int, repeats: int, mnist: bool = False):
     lines = [f"| N | machine | deferred ({batch}) [s] | at every step [s] | ratio | steps | "
              "dual objectives, relative difference | SVC [s] |", "|---" * 8 + "|"]  # fmt: skip
     for n, Xtr, ytr, C, cache_size, machines in deferred_problems(max_n, mnist):
-        svc = np.median([wall_fit(SVC(C=C), Xtr, ytr, time.process_time) for _ in range(repeats)])
+        svc = np.median([timed_fit(SVC(C=C), Xtr, ytr, time.process_time) for _ in range(repeats)])
         for Estimator in machines:
             warm_up(Estimator, Xtr, ytr)
             times, fits = {batch: [], 0: []}, {}
@@ -226,7 +226,7 @@ def part_deferred(max_n: int, repeats: int, mnist: bool = False):
                 for b in (batch, 0):
                     engine.DEFERRED_BATCH = b
                     fits[b] = Estimator(C=C, cache_size=cache_size, random_state=seed, n_jobs=1)
-                    times[b].append(wall_fit(fits[b], Xtr, ytr, time.process_time))
+                    times[b].append(timed_fit(fits[b], Xtr, ytr, time.process_time))
             engine.DEFERRED_BATCH = batch
             on, off = np.median(times[batch]), np.median(times[0])
             dual_on, dual_off = fits[batch].dual_objective_, fits[0].dual_objective_
