@@ -9,7 +9,7 @@ Data: digits (pixels / 16), the 5 000-image MNIST subset of ``msvm.datasets`` (p
 (standardised; ``python -m msvm.datasets fetch`` fills the data folder); each split stratified,
 random_state=0, 70/30 but for the image set.  Grid:
 C in {0.01, 0.1, 1, 10, 100, 1000} x gamma in {scale / 10, scale, 10 scale} (scale = 1 / (d var X),
-scikit-learn's "scale").  Each cell fits SVC and every estimator once after one warm-up fit of
+scikit-learn's "scale").  Each cell fits SVC and every estimator once after warm-up fits of
 each, alternating, and measures CPU time (``time.process_time``; BLAS, numba and libsvm on one
 thread: ``one_thread``, without which the grids before stop 32 charged OpenBLAS's spin after
 msvm's fits to SVC's time); with ``--repeats R`` the medians of R alternating fits.  Reported
@@ -82,12 +82,25 @@ def cell_text(row, key, t_peer):
     return f"{np.median(row[key]['t']) / t_peer:.1f}{'!' if row[key]['warned'] else ''}"
 
 
+def warm_up(Estimator, X, y, scale) -> None:
+    """Load or compile every path a cell may take before the timings: 300 points at the grid's
+    corners, where the epochs run long enough for transfers, the face Newton steps and the
+    interior-point switch.  With a fit of 50 points and 2 epochs only, the first cell to take
+    such a path paid for it: digits' WW at (10, scale/10) measured 38-90x SVC in two runs and
+    5x in a third (stops 33, 34)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        Estimator(max_iter=2).fit(X[:50], y[:50])
+        for C, factor in ((1.0, 1.0), (1000.0, GAMMA_FACTORS[0]), (1000.0, GAMMA_FACTORS[-1])):
+            Estimator(C=C, gamma=factor * scale, random_state=0).fit(X[:300], y[:300])
+
+
 def run(name: str, repeats: int = 1):
     X, y, train_size = dataset(name)
     Xtr, Xte, ytr, yte = train_test_split(X, y, train_size=train_size, stratify=y, random_state=0)
     scale = 1.0 / (Xtr.shape[1] * Xtr.var())
     for Estimator in ESTIMATORS:  # compile and warm the caches outside the timings
-        Estimator(max_iter=2).fit(Xtr[:50], ytr[:50])
+        warm_up(Estimator, Xtr, ytr, scale)
     cells = []
     for factor in GAMMA_FACTORS:
         gamma = factor * scale
