@@ -41,10 +41,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
-from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fast_engine import synthetic_split  # noqa: E402
+
+from msvm.fast.threads import blas_threads  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 COLD = ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC:linear", "MKPMClassifier",
@@ -146,7 +147,7 @@ def part_scaling(max_n: int, repeats: int):
     sizes = [n for n in (2000, 4000, 8000, 16000, 32000, 60000) if n <= max_n]
     times: dict[str, dict[int, float]] = {}
     svc_times: dict[int, list[float]] = {}
-    with threadpool_limits(1):  # no BLAS worker left spinning into the next fit's CPU time
+    with blas_threads(1):  # no BLAS worker left spinning into the next fit's CPU time
         for n in sizes:
             Xtr, _, ytr, _ = synthetic_split(n + 2000, 2000)
             for Estimator in machines(n):
