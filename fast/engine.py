@@ -84,7 +84,7 @@ from msvm.fast.patterns import (
     state_coef,
     state_width,
 )
-from msvm.fast.separable import class_signs, solve_class
+from msvm.fast.separable import class_signs, solve_separable
 from msvm.fast.threads import blas_threads
 from msvm.fast.transfer import (
     NOT_FOUND,
@@ -1242,7 +1242,8 @@ class DecompositionSolver:
             a = np.ascontiguousarray(alpha[:, l])
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
             args = (sign, kdiag, self.tol, limit, self.shrinking)
-            steps, violation = solve_class(class_source, self.offset, U[:, l], a, hi, lin, *args)
+            u = U[:, l]
+            steps, violation = solve_separable(class_source, self.offset, u, a, hi, lin, *args)
             alpha[:, l] = a
             return steps, violation
 
@@ -1251,9 +1252,11 @@ class DecompositionSolver:
         else:  # worker w solves classes w, w + threads, ... over sources[w]
 
             def worker(w):
+                nb.set_num_threads(1)  # (this thread's: its compact phases' blocks on it alone)
                 return [(l, solve(l, sources[w])) for l in range(w, L, threads)]
 
-            with ThreadPoolExecutor(threads, thread_name_prefix="msvm-class") as pool:
+            pool = ThreadPoolExecutor(threads, thread_name_prefix="msvm-class")
+            with blas_threads(1), pool:
                 done = dict(pair for part in pool.map(worker, range(threads)) for pair in part)
             outcomes = [done[l] for l in range(L)]
         worst = 0.0

@@ -418,6 +418,58 @@ def restricted_source(source, rows: np.ndarray):
     return sub
 
 
+def shortened_source(source, rows: np.ndarray):
+    """An LRU column source over the patterns ``rows`` (sorted; at least 3) only, for an LRU
+    ``source``: it takes over all of ``source``'s cache memory, keeps the columns ``source`` had
+    cached for those rows, shortened to them (``carry_columns``), and leaves ``source`` empty.
+    libsvm's shrinking keeps its cached columns so (Chang and Lin, ACM TIST 2, 2011, section
+    5.1); each other column is computed when needed, as ``source`` would compute it (the same
+    entries however much memory there is: one-vs-all's classes on threads each have a share).
+    At most ``len(rows) - 1`` columns are held, so the result stays an LRU source."""
+    data, indices, indptr, dense, sq_norms, params, scratch, cache = source[:8]
+    n = rows.size
+    if dense.shape[0] > 0:
+        dense, (data, indices, indptr) = np.ascontiguousarray(dense[:, rows]), _no_csr()
+    else:
+        X = _csr(source)[rows]
+        data, indices, indptr = X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    memory = cache.reshape(-1)  # (a view: the cache, or a thread's share of it, is contiguous)
+    n_slots = int(min(n - 1, max(2, memory.size // n)))
+    sub_cache = memory[: n_slots * n].reshape(n_slots, n)
+    sq_rows = np.ascontiguousarray(sq_norms[rows])
+    sub = _assemble(data, indices, indptr, dense, sq_rows, params, scratch.size, sub_cache)
+    carry_columns(source, rows, sub)
+    return sub
+
+
+@nb.njit(cache=True)
+def carry_columns(source, rows, sub):
+    """Move the columns of ``source``'s cache that belong to ``rows`` into ``sub`` (a source over
+    ``rows`` whose cache is the start of the same memory), shortened to those rows, in slot order
+    and with their LRU marks; then empty ``source``.  In place and safe: sub slot s is written
+    from source slot j >= s, entry p from entry rows[p] >= p, so every read lies at or beyond
+    every write made so far (n <= N)."""
+    cache, slot_of, owner, last_used, clock = source[7:12]
+    sub_cache, sub_slot_of, sub_owner, sub_last_used, sub_clock = sub[7:12]
+    position = np.full(slot_of.size, -1, dtype=np.int64)
+    for p in range(rows.size):
+        position[rows[p]] = p
+    s = 0
+    for j in range(owner.size):
+        if s == sub_owner.size:
+            break
+        i = owner[j]
+        if i < 0 or position[i] < 0:
+            continue
+        column, shortened = cache[j], sub_cache[s]
+        for p in range(rows.size):
+            shortened[p] = column[rows[p]]
+        sub_owner[s], sub_slot_of[position[i]], sub_last_used[s] = position[i], s, last_used[j]
+        s += 1
+    sub_clock[0] = clock[0]
+    slot_of[:], owner[:], last_used[:] = -1, -1, 0
+
+
 # Kernel blocks are computed a few rows at a time, BLOCK_BYTES at most each.
 BLOCK_BYTES = 32 * 2**20
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from msvm.fast.kernels import get_column
+from msvm.fast.kernels import block_rows, get_column, is_lru, kernel_block, shortened_source
 
 # Rows of the active-set state (one column per active variable, compacted when shrinking):
 U_ROW, A_ROW, HI_ROW, LIN_ROW, SIGN_ROW, INV_K_ROW, K_ROW, GAIN_ROW, VIOL_ROW = range(9)
@@ -44,6 +44,16 @@ PAIR_REACH = 0.25
 # solved before, and there the scan costs more than it saves (vehicle, gamma = scale, C = 1:
 # 26 % slower with pairs from the first step).
 PAIRS_AFTER = 1
+# On columns computed on demand, a class whose active set falls to COMPACT_FRACTION of its
+# variables or fewer is solved on those rows alone, and a variable is set aside only when its
+# gradient points out of its box by more than SHRINK_MARGIN times the largest violation
+# (``solve_separable``).  Against neither (stop 35, one thread, CPU time, two alternating runs;
+# make_classification with 20 features and 10 classes, and 4 000 MNIST images at cache_size=20):
+# 16 000 points, C = 1: 5.8-6.6 s against 6.6-8.0 s; 8 000 points, C = 100: 10.9-14.1 against
+# 23.3-26.7 s; C = 1 at 8 000 and 12 000 points and MNIST (C = 10): 0.9-1.3x, within the noise.
+# (0.5, 2): 6.1-6.8 s, 12.1-13.7 s, and 1.0-1.3x slower at C = 1 (benchmarks/NOTES.md, stop 35).
+COMPACT_FRACTION = 0.8
+SHRINK_MARGIN = 1.0
 
 
 @nb.njit(cache=True, fastmath=True)
@@ -160,14 +170,15 @@ def activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, kdiag):
 
 
 @nb.njit(cache=True)
-def shrink(state, active, m, alpha_l):
-    """Set aside the active variables at a bound with the gradient pointing out; returns how many
-    stay active (moved to the front, in order).  Their values are written back to ``alpha_l``."""
+def shrink(state, active, m, alpha_l, margin):
+    """Set aside the active variables at a bound with the gradient pointing out by more than
+    ``margin``; returns how many stay active (moved to the front, in order).  Their values are
+    written back to ``alpha_l``."""
     kept = 0
     for p in range(m):
         a, hi = state[A_ROW, p], state[HI_ROW, p]
         g = state[LIN_ROW, p] - state[SIGN_ROW, p] * state[U_ROW, p]
-        if (a <= 0.0 and g < 0.0) or (a >= hi and g > 0.0):
+        if (a <= 0.0 and g < -margin) or (a >= hi and g > margin):
             alpha_l[active[p]] = a
             continue
         active[kept] = active[p]
@@ -188,11 +199,16 @@ def sync_outputs(source, offset, u, moved, touched):
 
 
 @nb.njit(cache=True, nogil=True)  # classes run on threads (DecompositionSolver._run_separable)
-def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps, shrinking):
+def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps, shrinking,
+                compact_at, shrink_margin, moved, active):  # fmt: skip
     """Greedy steps on one class's binary dual until every KKT violation is at most ``tol``.
 
     ``u`` (the class's outputs, (K + offset) (s a)) and ``alpha_l`` are updated in place.  Returns
-    (steps, largest violation); stops early after ``max_steps`` steps or when no step gains.
+    (steps, largest violation, -1); stops early after ``max_steps`` steps or when no step gains.
+    ``moved`` (zeros, length N) accumulates each variable's coefficient change s d since ``u`` was
+    last brought up to date.  When shrinking leaves at most ``compact_at`` variables active (-1:
+    never) it returns (steps, inf, m) at once, the m active variables in ``active[:m]`` with their
+    outputs current in ``u`` and the others' outputs short of ``moved`` (``solve_separable``).
     """
     N = u.size
     inv_k = np.empty(N)
@@ -200,8 +216,6 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
         inv_k[n] = 1.0 / (kdiag[n] + offset) if kdiag[n] + offset > 0.0 else INV_K_ZERO
     k_full = kdiag + offset
     state = np.empty((VIOL_ROW + 1, N))
-    active = np.empty(N, dtype=np.int64)
-    moved = np.zeros(N)  # coefficient changes since the last sync, for the touched variables
     touched, is_touched = np.empty(N, dtype=np.int64), np.zeros(N, dtype=np.bool_)
     m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
     steps, n_touched, worst = 0, 0, np.inf
@@ -216,7 +230,7 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
             is_touched[:] = False
             n_touched = 0
             if m == N or steps >= max_steps:
-                return steps, worst
+                return steps, worst, -1
             m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
             continue
         n = active[best]
@@ -246,7 +260,11 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
                 out[p] += c * (col[active[p]] + offset)
         steps += 1
         if shrinking and steps % SHRINK_EVERY == 0:
-            m = shrink(state, active, m, alpha_l)
+            m = shrink(state, active, m, alpha_l, shrink_margin * worst)
+            if 3 <= m <= compact_at:
+                for p in range(m):
+                    alpha_l[active[p]], u[active[p]] = state[A_ROW, p], state[U_ROW, p]
+                return steps, np.inf, m
 
 
 @nb.njit(cache=True)
@@ -254,3 +272,60 @@ def class_signs(y_index, l, out):
     """out[n] = +1 for the patterns of class l, -1 for the others (S_i = diag(y_i))."""
     for n in range(y_index.size):
         out[n] = 1.0 if y_index[n] == l else -1.0
+
+
+def solve_separable(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps,
+                    shrinking):  # fmt: skip
+    """``solve_class`` until every variable meets ``tol``, with compact phases on an LRU source.
+
+    When shrinking leaves at most COMPACT_FRACTION N variables active, the class's dual restricted
+    to them -- the others held, their part of the outputs fixed in ``u`` -- is solved on columns of
+    that length only (``kernels.shortened_source``: the cache's memory, and the columns it held,
+    shortened), and the other variables' outputs are then brought up to date by one kernel block,
+    u[rest] += (K[rest, n] + offset) m_n over the variables n that moved since they were last
+    current; then every variable is checked again.  libsvm shrinks its binary solver so (Chang and
+    Lin, ACM TIST 2, 2011, section 5.1), as ``DecompositionSolver._compact`` does the pattern-wise
+    engine: late in a class's run a column computed on demand costs the active share of a whole
+    one, and the cache holds as many more.  With compact phases a variable is set aside only when
+    its gradient points out of the box by more than SHRINK_MARGIN times the largest violation
+    (libsvm's rule is of this kind): each premature one costs a kernel block.  Returns (steps,
+    largest violation), as ``solve_class``.
+    """
+    N = u.size
+    moved, active = np.zeros(N), np.empty(N, dtype=np.int64)
+    compact = shrinking and is_lru(source)
+    compact_at = int(COMPACT_FRACTION * N) if compact else -1
+    margin = SHRINK_MARGIN if compact else 0.0
+    steps = 0
+    while True:
+        args = (tol, max_steps - steps, shrinking, compact_at, margin, moved, active)
+        taken, worst, m = solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, *args)
+        steps += taken
+        if m < 0:
+            return steps, worst
+        A = np.sort(active[:m])
+        a_A, u_A, s_A = alpha_l[A], u[A], sign[A]
+        before = a_A.copy()
+        sub = shortened_source(source, A)
+        args = (tol, max_steps - steps, shrinking, -1, margin, np.zeros(m), np.empty(m, np.int64))
+        taken, _, _ = solve_class(sub, offset, u_A, a_A, hi_l[A], lin_l[A], s_A, kdiag[A], *args)
+        steps += taken
+        moved[A] += s_A * (a_A - before)
+        alpha_l[A], u[A] = a_A, u_A
+        bring_up_to_date(source, offset, u, moved, A)
+
+
+def bring_up_to_date(source, offset, u, moved, held):
+    """u[rest] += (K[rest, n] + offset) moved[n] over the variables n that moved, for the rows
+    not in ``held`` (sorted), by kernel blocks of BLOCK_BYTES at most; ``moved`` is zeroed."""
+    rest = np.setdiff1d(np.arange(u.size), held, assume_unique=True)
+    changed = np.flatnonzero(moved)
+    if changed.size and rest.size:
+        times = moved[changed, None]
+        step = block_rows(changed.size, source[7].nbytes)
+        buffer = np.empty((min(step, rest.size), changed.size))
+        for start in range(0, rest.size, step):
+            block = rest[start : start + step]
+            u[block] += kernel_block(source, block, changed, out=buffer[: block.size],
+                                     times=times)[:, 0] + offset * times.sum()  # fmt: skip
+    moved[:] = 0.0

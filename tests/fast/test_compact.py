@@ -10,7 +10,13 @@ import scipy.sparse as sp
 from msvm.core import datasets
 from msvm.core.kernels import kernel_matrix
 from msvm.fast import CrammerSingerSVC, InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, engine
-from msvm.fast.kernels import column_source, kernel_block, restricted_source
+from msvm.fast.kernels import (
+    column_source,
+    get_column,
+    kernel_block,
+    restricted_source,
+    shortened_source,
+)
 from msvm.fast.patterns import dual_vectors, pattern_transpose
 
 
@@ -78,6 +84,31 @@ def test_restricted_source_and_kernel_block_read_the_gram_matrix():
     # the main cache kept its other slots, emptied those the sub-source took
     taken = -(-(rows.size**2) // 60)
     assert np.all(source[9][-taken:] == -1) and np.all(source[8][source[8] >= 0] < 21 - taken)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_shortened_source_keeps_the_cached_columns_of_its_rows(sparse):
+    """One-vs-all's compact phases (separable.solve_separable): the columns the cache held for
+    the kept rows move, shortened and in place, into the new source; every other column is
+    computed as before, entry for entry; the old source is left empty."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(80, 6)) * (rng.random((80, 6)) < 0.7)
+    data = sp.csr_matrix(X) if sparse else X
+    source = column_source(data, "rbf", 0.3, 3, 0.0, 0.02)  # 32 of 80 columns
+    fresh = column_source(data, "rbf", 0.3, 3, 0.0, 0.02)
+    for i in rng.permutation(80)[:50]:  # 32 cached: the last ones asked for
+        get_column(source, i)
+    cached = source[9][source[9] >= 0]
+    rows = np.sort(np.union1d(cached[::2], rng.choice(80, 20, replace=False)))
+    sub = shortened_source(source, rows)
+    assert np.all(source[8] == -1) and np.all(source[9] == -1)  # the old source is empty
+    kept = np.flatnonzero(np.isin(rows, cached))
+    owners = sub[9][sub[9] >= 0]
+    np.testing.assert_array_equal(np.sort(owners), kept)  # every kept column carried over
+    for p in rng.permutation(np.tile(np.arange(rows.size), 2)):
+        # bit for bit the entries of the whole column: computed once, or carried
+        np.testing.assert_array_equal(get_column(sub, p), get_column(fresh, rows[p])[rows])
+    assert sub[7].shape[0] == min(rows.size - 1, 32 * 80 // rows.size)
 
 
 def test_compact_reports_the_violation_over_every_pattern():

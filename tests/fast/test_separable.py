@@ -8,9 +8,10 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
-from msvm.fast import OneVsAllSVC
-from msvm.fast.kernels import precomputed_source
-from msvm.fast.separable import solve_class
+from msvm.core.kernels import kernel_matrix
+from msvm.fast import OneVsAllSVC, separable
+from msvm.fast.kernels import column_source, precomputed_source, shortened_source
+from msvm.fast.separable import solve_separable
 from msvm.reference import FORMULATIONS
 
 
@@ -50,7 +51,8 @@ def test_solve_class_reaches_the_binary_optimum(seed, offset, shrinking):
     n = lin.size
     u, a = np.zeros(n), np.zeros(n)
     source, kdiag = precomputed_source(K), np.diag(K).copy()
-    steps, worst = solve_class(source, offset, u, a, hi, lin, sign, kdiag, 1e-9, 10**6, shrinking)
+    args = (sign, kdiag, 1e-9, 10**6, shrinking)
+    steps, worst = solve_separable(source, offset, u, a, hi, lin, *args)
     Ko = K + offset
     assert worst <= 1e-9 and steps > 0
     assert np.all(a >= 0.0) and np.all(a <= hi)
@@ -60,12 +62,39 @@ def test_solve_class_reaches_the_binary_optimum(seed, offset, shrinking):
     )
 
 
+@pytest.mark.parametrize("offset", [0.0, 0.7])
+@pytest.mark.parametrize("seed", range(3))
+def test_compact_phases_reach_the_binary_optimum(seed, offset, monkeypatch):
+    """On columns computed on demand the class is solved in compact phases (solve_separable):
+    the same optimum, and every output brought up to date, K (s a) to rounding."""
+    rng = np.random.default_rng(seed)
+    n = 300
+    X = rng.normal(size=(n, 4))
+    sign = np.where(rng.random(n) < 0.3, 1.0, -1.0)
+    X[:, 0] += sign  # overlapping classes: many variables between the bounds, some at hi
+    hi = rng.uniform(0.5, 2.0, size=n)
+    lin = rng.uniform(0.5, 1.5, size=n)
+    source = column_source(X, "rbf", 0.5, 3, 0.0, 40 * n * 8 / 2**20)  # 40 of 300 columns
+    phases = []
+    monkeypatch.setattr(separable, "shortened_source",
+                        lambda *a: phases.append(1) or shortened_source(*a))  # fmt: skip
+    u, a, kdiag = np.zeros(n), np.zeros(n), np.ones(n)
+    steps, worst = solve_separable(source, offset, u, a, hi, lin, sign, kdiag, 1e-9, 10**7, True)
+    assert phases and worst <= 1e-9
+    K = kernel_matrix(X, X, "rbf", 0.5, 3, 0.0) + offset
+    np.testing.assert_allclose(u, K @ (sign * a), atol=1e-9)
+    assert np.all(a >= 0.0) and np.all(a <= hi) and np.any((a > 0) & (a < hi))
+    assert dual_value(K, lin, sign, a) == pytest.approx(
+        binary_dual_optimum(K, lin, hi, sign), rel=1e-7
+    )
+
+
 def test_solve_class_starts_from_a_given_point():
     K, lin, hi, sign = random_binary_dual(7)
     a = np.minimum(hi, 0.3)
     u = K @ (sign * a)
     source, kdiag = precomputed_source(K), np.diag(K).copy()
-    solve_class(source, 0.0, u, a, hi, lin, sign, kdiag, 1e-9, 10**6, True)
+    solve_separable(source, 0.0, u, a, hi, lin, sign, kdiag, 1e-9, 10**6, True)
     assert dual_value(K, lin, sign, a) == pytest.approx(
         binary_dual_optimum(K, lin, hi, sign), rel=1e-7
     )
@@ -104,11 +133,20 @@ def test_auto_selection_is_cyclic_when_the_cache_holds_few_columns(cache_size, e
     assert auto.n_steps_ == chosen.n_steps_
 
 
-def test_small_kernel_cache_gives_the_same_solution():
+def test_small_kernel_cache_gives_the_same_solution(monkeypatch):
+    """About 20 of 300 columns cached: compact phases, another path, the same optimum (each
+    dual objective within the other's duality gap) and the same predictions."""
     X, y = datasets.load("digits", n_samples=300)
     full = OneVsAllSVC(tol=1e-6).fit(X, y)
-    lru = OneVsAllSVC(tol=1e-6, cache_size=0.05).fit(X, y)  # about 20 of 300 columns cached
-    np.testing.assert_allclose(lru.dual_coef_, full.dual_coef_, atol=1e-12)
+    phases = []
+    monkeypatch.setattr(separable, "shortened_source",
+                        lambda *a: phases.append(1) or shortened_source(*a))  # fmt: skip
+    lru = OneVsAllSVC(tol=1e-6, cache_size=0.05).fit(X, y)
+    assert len(phases) >= 10  # (at least one a class)
+    for a, b in ((full, lru), (lru, full)):
+        assert b.dual_objective_ >= a.dual_objective_ - (a.objective_ - a.dual_objective_)
+    np.testing.assert_allclose(lru.decision_function(X), full.decision_function(X), atol=1e-4)
+    np.testing.assert_array_equal(lru.predict(X), full.predict(X))
 
 
 def test_step_budget_warns():
