@@ -1233,6 +1233,7 @@ class DecompositionSolver:
         class's steps are the same as on one thread."""
         N, L = alpha.shape
         threads = min(nb.get_num_threads(), L)
+        cache_bytes = source[7].nbytes  # (the whole cache's: see separable.solve_separable)
         sources = split_source(source, threads) if threads > 1 and N >= CLASS_THREADS_MIN else None
         limit = int(self._step_limit(N))
 
@@ -1241,9 +1242,8 @@ class DecompositionSolver:
             class_signs(self.y_index, l, sign)
             a = np.ascontiguousarray(alpha[:, l])
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
-            args = (sign, kdiag, self.tol, limit, self.shrinking)
-            u = U[:, l]
-            steps, violation = solve_separable(class_source, self.offset, u, a, hi, lin, *args)
+            args = (hi, lin, sign, kdiag, self.tol, limit, self.shrinking, cache_bytes)
+            steps, violation = solve_separable(class_source, self.offset, U[:, l], a, *args)
             alpha[:, l] = a
             return steps, violation
 

@@ -261,7 +261,7 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
         steps += 1
         if shrinking and steps % SHRINK_EVERY == 0:
             m = shrink(state, active, m, alpha_l, shrink_margin * worst)
-            if 3 <= m <= compact_at:
+            if 3 <= m <= compact_at and steps < max_steps:
                 for p in range(m):
                     alpha_l[active[p]], u[active[p]] = state[A_ROW, p], state[U_ROW, p]
                 return steps, np.inf, m
@@ -275,7 +275,7 @@ def class_signs(y_index, l, out):
 
 
 def solve_separable(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps,
-                    shrinking):  # fmt: skip
+                    shrinking, block_bytes=None):  # fmt: skip
     """``solve_class`` until every variable meets ``tol``, with compact phases on an LRU source.
 
     When shrinking leaves at most COMPACT_FRACTION N variables active, the class's dual restricted
@@ -289,7 +289,9 @@ def solve_separable(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, m
     one, and the cache holds as many more.  With compact phases a variable is set aside only when
     its gradient points out of the box by more than SHRINK_MARGIN times the largest violation
     (libsvm's rule is of this kind): each premature one costs a kernel block.  Returns (steps,
-    largest violation), as ``solve_class``.
+    largest violation), as ``solve_class``.  ``block_bytes`` (default: the cache's) bounds the
+    kernel blocks: the whole cache's size for a thread's share of it, so that the blocks, and
+    so the last bits of OpenBLAS's products, are the same whatever the number of threads.
     """
     N = u.size
     moved, active = np.zeros(N), np.empty(N, dtype=np.int64)
@@ -312,17 +314,18 @@ def solve_separable(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, m
         steps += taken
         moved[A] += s_A * (a_A - before)
         alpha_l[A], u[A] = a_A, u_A
-        bring_up_to_date(source, offset, u, moved, A)
+        bring_up_to_date(source, offset, u, moved, A, block_bytes or source[7].nbytes)
 
 
-def bring_up_to_date(source, offset, u, moved, held):
+def bring_up_to_date(source, offset, u, moved, held, block_bytes):
     """u[rest] += (K[rest, n] + offset) moved[n] over the variables n that moved, for the rows
-    not in ``held`` (sorted), by kernel blocks of BLOCK_BYTES at most; ``moved`` is zeroed."""
+    not in ``held`` (sorted), by kernel blocks of ``block_bytes`` (and BLOCK_BYTES) at most;
+    ``moved`` is zeroed."""
     rest = np.setdiff1d(np.arange(u.size), held, assume_unique=True)
     changed = np.flatnonzero(moved)
     if changed.size and rest.size:
         times = moved[changed, None]
-        step = block_rows(changed.size, source[7].nbytes)
+        step = block_rows(changed.size, block_bytes)
         buffer = np.empty((min(step, rest.size), changed.size))
         for start in range(0, rest.size, step):
             block = rest[start : start + step]
