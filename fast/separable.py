@@ -229,6 +229,10 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
             sync_outputs(source, offset, u, moved, touched[:n_touched])
             is_touched[:] = False
             n_touched = 0
+            if steps >= max_steps and m < N:  # out of steps: the set-aside variables count too
+                m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
+                step_gains(state, m)
+                _, worst = best_and_worst(state[GAIN_ROW], state[VIOL_ROW], m)
             if m == N or steps >= max_steps:
                 return steps, worst, -1
             m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
