@@ -62,26 +62,28 @@ def test_solve_class_reaches_the_binary_optimum(seed, offset, shrinking):
     )
 
 
+@pytest.mark.parametrize("d", [4, separable.PREFETCH_MIN_FEATURES])  # columns one by one; batches
 @pytest.mark.parametrize("offset", [0.0, 0.7])
 @pytest.mark.parametrize("seed", range(3))
-def test_compact_phases_reach_the_binary_optimum(seed, offset, monkeypatch):
-    """On columns computed on demand the class is solved in compact phases (solve_separable):
-    the same optimum, and every output brought up to date, K (s a) to rounding."""
+def test_compact_phases_reach_the_binary_optimum(seed, offset, d, monkeypatch):
+    """On columns computed on demand the class is solved in compact phases (solve_separable),
+    with many features its columns computed in batches: the same optimum, and every output
+    brought up to date, K (s a) to rounding."""
     rng = np.random.default_rng(seed)
-    n = 300
-    X = rng.normal(size=(n, 4))
+    n, gamma = 300, 2.0 / d
+    X = rng.normal(size=(n, d))
     sign = np.where(rng.random(n) < 0.3, 1.0, -1.0)
     X[:, 0] += sign  # overlapping classes: many variables between the bounds, some at hi
     hi = rng.uniform(0.5, 2.0, size=n)
     lin = rng.uniform(0.5, 1.5, size=n)
-    source = column_source(X, "rbf", 0.5, 3, 0.0, 40 * n * 8 / 2**20)  # 40 of 300 columns
+    source = column_source(X, "rbf", gamma, 3, 0.0, 40 * n * 8 / 2**20)  # 40 of 300 columns
     phases = []
     monkeypatch.setattr(separable, "shortened_source",
                         lambda *a: phases.append(1) or shortened_source(*a))  # fmt: skip
     u, a, kdiag = np.zeros(n), np.zeros(n), np.ones(n)
     steps, worst = solve_separable(source, offset, u, a, hi, lin, sign, kdiag, 1e-9, 10**7, True)
     assert phases and worst <= 1e-9
-    K = kernel_matrix(X, X, "rbf", 0.5, 3, 0.0) + offset
+    K = kernel_matrix(X, X, "rbf", gamma, 3, 0.0) + offset
     np.testing.assert_allclose(u, K @ (sign * a), atol=1e-9)
     assert np.all(a >= 0.0) and np.all(a <= hi) and np.any((a > 0) & (a < hi))
     assert dual_value(K, lin, sign, a) == pytest.approx(

@@ -63,16 +63,17 @@ def test_n_jobs_resolution_and_bad_values(monkeypatch):
 
 @needs_two
 @pytest.mark.parametrize(
-    "n_classes, cache_size",
-    [(4, 2), (4, 400), (3, 0.7)],  # columns on demand, split between threads; the Gram matrix
+    "n_classes, n_features, cache_size",
+    # columns on demand, split between threads; the Gram matrix; columns in batches (separable)
+    [(4, 8, 2), (4, 8, 400), (3, 8, 0.7), (3, 120, 0.7)],
 )
-def test_one_vs_all_classes_on_threads_equal_one_thread(n_classes, cache_size):
+def test_one_vs_all_classes_on_threads_equal_one_thread(n_classes, n_features, cache_size):
     """One-vs-all's classes solved on threads (engine.CLASS_THREADS_MIN patterns and more), each
     over its own share of the cache: the same steps, bit for bit, as on one thread.  (With 3
     classes and 0.7 MB the compact phases' kernel blocks were cut by the thread's share of the
     cache, and OpenBLAS's rows differ in their last bits with the block: stop 35's review.)"""
     n = CLASS_THREADS_MIN + (300 if n_classes == 4 else 100)
-    X, y = make_classification(n, n_features=8, n_informative=5, n_classes=n_classes,
+    X, y = make_classification(n, n_features=n_features, n_informative=5, n_classes=n_classes,
                                flip_y=0.1, random_state=1)  # fmt: skip
     fits = [OneVsAllSVC(cache_size=cache_size, n_jobs=n_jobs, random_state=0).fit(X, y)
             for n_jobs in (1, 2)]  # fmt: skip
