@@ -54,6 +54,7 @@ from msvm.fast.kernels import (
     block_rows,
     finish_column,
     flat_to_zero,
+    forget_columns,
     get_column,
     is_lru,
     kernel_block,
@@ -84,7 +85,7 @@ from msvm.fast.patterns import (
     state_coef,
     state_width,
 )
-from msvm.fast.separable import class_signs, solve_separable
+from msvm.fast.separable import PREFETCH_MIN_FEATURES, class_signs, solve_separable
 from msvm.fast.threads import blas_threads
 from msvm.fast.transfer import (
     NOT_FOUND,
@@ -1234,6 +1235,8 @@ class DecompositionSolver:
         N, L = alpha.shape
         threads = min(nb.get_num_threads(), L)
         cache_bytes = source[7].nbytes  # (the whole cache's: see separable.solve_separable)
+        if is_lru(source) and source[3].shape[0] >= PREFETCH_MIN_FEATURES:
+            forget_columns(source)  # columns by batches only (separable.batch_columns)
         sources = split_source(source, threads) if threads > 1 and N >= CLASS_THREADS_MIN else None
         limit = int(self._step_limit(N))
 
@@ -1248,7 +1251,8 @@ class DecompositionSolver:
             return steps, violation
 
         if sources is None:
-            outcomes = [solve(l, source) for l in range(L)]
+            with blas_threads(1):  # (the batches' products: the same whatever n_jobs)
+                outcomes = [solve(l, source) for l in range(L)]
         else:  # worker w solves classes w, w + threads, ... over sources[w]
 
             def worker(w):

@@ -366,13 +366,18 @@ def split_source(source, parts: int):
         per = cache.shape[0] // parts
         if per < 2:
             return None
-        slot_of, owner, last_used = source[8:11]
-        slot_of[:], owner[:], last_used[:] = -1, -1, 0
+        forget_columns(source)
         caches = [cache[w * per : (w + 1) * per] for w in range(parts)]
     return [
         _assemble(data, indices, indptr, dense, sq_norms, params, scratch.size, part)
         for part in caches
     ]
+
+
+def forget_columns(source) -> None:
+    """Empty an LRU source's cache (its columns are computed again when needed)."""
+    slot_of, owner, last_used = source[8:11]
+    slot_of[:], owner[:], last_used[:] = -1, -1, 0
 
 
 def is_lru(source) -> bool:

@@ -207,25 +207,24 @@ def shrink(state, active, m, alpha_l, margin):
 
 @nb.njit(cache=True)
 def sync_outputs(source, offset, u, moved, touched, batch):
-    """u += (K + offset) applied to the coefficient changes accumulated since the last sync
-    (missing columns by ``batch_columns``, a batch at a time, when ``batch`` is given)."""
-    wanted, k = batch[0], 0
+    """u += (K + offset) applied to the coefficient changes accumulated since the last sync, a
+    column at a time in ``touched``'s order whatever the cache holds (a thread has a share of
+    it); when ``batch`` is given, a missing column is computed by ``batch_columns`` with the next
+    missing ones, which stay cached until they are added."""
+    slot_of, wanted = source[8], batch[0]
+    size = min(PREFETCH, source[9].size)
     for t in range(touched.size):
         n = touched[t]
-        if batch[1].shape[0] == 0 or source[8][n] >= 0:
-            add_column_to(source, offset, u, moved, n)
-            continue
-        wanted[k] = n
-        k += 1
-        if k == min(PREFETCH, source[9].size):  # (the batch stays cached)
-            batch_columns(source, k, batch)
-            for r in range(k):
-                add_column_to(source, offset, u, moved, wanted[r])
+        if batch[1].shape[0] > 0 and slot_of[n] < 0:
             k = 0
-    if k > 0:
-        batch_columns(source, k, batch)
-        for r in range(k):
-            add_column_to(source, offset, u, moved, wanted[r])
+            for q in range(t, touched.size):
+                if slot_of[touched[q]] < 0:
+                    wanted[k] = touched[q]
+                    k += 1
+                    if k == size:
+                        break
+            batch_columns(source, k, batch)
+        add_column_to(source, offset, u, moved, n)
 
 
 @nb.njit(cache=True, inline="always")

@@ -81,6 +81,33 @@ def test_one_vs_all_classes_on_threads_equal_one_thread(n_classes, n_features, c
     assert fits[0].n_steps_ == fits[1].n_steps_ and fits[0].objective_ == fits[1].objective_
 
 
+@needs_two
+@pytest.mark.parametrize(
+    "n, n_features, cache_size, seed, C, warm",
+    [
+        (CLASS_THREADS_MIN + 100, 120, 0.7, 2, 10.0, False),  # classes on threads
+        (1500, 300, 0.5, 0, 1.0, False),  # one after another, BLAS on n_jobs threads around
+        (CLASS_THREADS_MIN + 100, 120, 1.5, 2, 3.0, True),  # a warm start's outputs fill the cache
+    ],
+)
+def test_one_vs_all_batched_columns_equal_one_thread(n, n_features, cache_size, seed, C, warm):
+    """With many features one-vs-all computes its missing columns in BLAS batches
+    (separable.batch_columns): the same fit, bit for bit, whatever n_jobs.  Stop 35's review
+    found three ways it was not: the syncs added cached columns before missing ones (an order
+    that depends on the thread's share of the cache), the products ran on the fit's BLAS threads
+    below CLASS_THREADS_MIN, and a warm start's columns (computed one by one) stayed cached."""
+    X, y = make_classification(n, n_features=n_features, n_informative=10, n_classes=3,
+                               flip_y=0.1, random_state=seed)  # fmt: skip
+    fits = []
+    for n_jobs in (1, 2):
+        model = OneVsAllSVC(C=1.0 if warm else C, cache_size=cache_size, n_jobs=n_jobs,
+                            warm_start=warm, random_state=0).fit(X, y)  # fmt: skip
+        fits.append(model.set_params(C=C).fit(X, y) if warm else model)
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
+    assert fits[0].n_steps_ == fits[1].n_steps_ and fits[0].objective_ == fits[1].objective_
+    assert fits[0].kkt_violation_ == fits[1].kkt_violation_
+
+
 def test_blas_threads_limits_every_blas_and_restores_it(monkeypatch):
     """``blas_threads`` limits every BLAS the process has loaded, restores them on exit, and
     finds the libraries again once a module was imported since its controller was built."""
