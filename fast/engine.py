@@ -85,7 +85,7 @@ from msvm.fast.patterns import (
     state_coef,
     state_width,
 )
-from msvm.fast.separable import PREFETCH_MIN_FEATURES, class_signs, solve_separable
+from msvm.fast.separable import batched, class_signs, solve_separable
 from msvm.fast.threads import blas_threads
 from msvm.fast.transfer import (
     NOT_FOUND,
@@ -1235,7 +1235,7 @@ class DecompositionSolver:
         N, L = alpha.shape
         threads = min(nb.get_num_threads(), L)
         cache_bytes = source[7].nbytes  # (the whole cache's: see separable.solve_separable)
-        if is_lru(source) and source[3].shape[0] >= PREFETCH_MIN_FEATURES:
+        if batched(source):
             forget_columns(source)  # columns by batches only (separable.batch_columns)
         sources = split_source(source, threads) if threads > 1 and N >= CLASS_THREADS_MIN else None
         limit = int(self._step_limit(N))

@@ -444,6 +444,7 @@ def shortened_source(source, rows: np.ndarray):
     sq_rows = np.ascontiguousarray(sq_norms[rows])
     sub = _assemble(data, indices, indptr, dense, sq_rows, params, scratch.size, sub_cache)
     carry_columns(source, rows, sub)
+    forget_columns(source)
     return sub
 
 
@@ -451,9 +452,9 @@ def shortened_source(source, rows: np.ndarray):
 def carry_columns(source, rows, sub):
     """Move the columns of ``source``'s cache that belong to ``rows`` into ``sub`` (a source over
     ``rows`` whose cache is the start of the same memory), shortened to those rows, in slot order
-    and with their LRU marks; then empty ``source``.  In place and safe: sub slot s is written
-    from source slot j >= s, entry p from entry rows[p] >= p, so every read lies at or beyond
-    every write made so far (n <= N)."""
+    and with their LRU marks (``shortened_source`` then forgets ``source``'s).  In place and
+    safe: sub slot s is written from source slot j >= s, entry p from entry rows[p] >= p, so every
+    read lies at or beyond every write made so far (n <= N)."""
     cache, slot_of, owner, last_used, clock = source[7:12]
     sub_cache, sub_slot_of, sub_owner, sub_last_used, sub_clock = sub[7:12]
     position = np.full(slot_of.size, -1, dtype=np.int64)
@@ -472,7 +473,6 @@ def carry_columns(source, rows, sub):
         sub_owner[s], sub_slot_of[position[i]], sub_last_used[s] = position[i], s, last_used[j]
         s += 1
     sub_clock[0] = clock[0]
-    slot_of[:], owner[:], last_used[:] = -1, -1, 0
 
 
 # Kernel blocks are computed a few rows at a time, BLOCK_BYTES at most each.

@@ -236,13 +236,21 @@ def add_column_to(source, offset, u, moved, n):
 
 
 @nb.njit(cache=True)
+def batched(source):
+    """Whether a class on ``source`` computes its columns in batches: dense data of
+    PREFETCH_MIN_FEATURES features or more, columns on demand (not the cache's size: a thread
+    has a share of it, and the fit must be the same)."""
+    return source[3].shape[0] >= PREFETCH_MIN_FEATURES and source[7].shape[0] < source[8].size
+
+
+@nb.njit(cache=True)
 def batch_columns(source, k, batch):
     """The columns of batch[0][:k] (distinct, not cached, k at most the cache's slots) as rows of
     one BLAS product X_B X^T of fixed height PREFETCH (padded with the first), finished into
-    least recently used slots.  An
-    OpenBLAS row of such a product has the same bits whatever the other rows and columns of the
-    product (stop 35: Haswell kernel, heights 8 and 64, N = 500-12 000, d = 8-784), so a column
-    is the same whichever batch computed it -- and a fit the same whatever its cache."""
+    least recently used slots.  An OpenBLAS row of such a product has the same bits whatever the
+    other rows and columns of the product (stop 35: Haswell kernel, heights 8 and 64, N = 500-12
+    000, d = 8-784), so a column is the same whichever batch computed it -- and a fit the same
+    whatever its cache."""
     wanted, rows, dots = batch[:3]
     XT, sq_norms, params = source[3], source[4], source[5]
     cache, _, _, last_used, clock = source[7:12]
@@ -272,7 +280,7 @@ def class_column(source, n, state, active, m, batch):
         wanted[0], k, low = n, 1, 0  # low: the entry of least gain among wanted[1:k]
         for p in range(m):
             i = active[p]
-            if slot_of[i] >= 0 or i == n or gain[p] <= 0.0 or size == 1:
+            if slot_of[i] >= 0 or i == n or gain[p] <= 0.0:
                 continue
             if k < size:
                 wanted[k], top[k] = i, gain[p]
@@ -309,10 +317,9 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
     k_full = kdiag + offset
     state = np.empty((VIOL_ROW + 1, N))
     touched, is_touched = np.empty(N, dtype=np.int64), np.zeros(N, dtype=np.bool_)
-    d = source[3].shape[0]  # (not the cache's size: a thread has a share, and a fit the same)
-    batched = d >= PREFETCH_MIN_FEATURES and source[7].shape[0] < source[8].size  # dense, LRU
-    batch = (np.empty(PREFETCH, dtype=np.int64), np.empty((PREFETCH if batched else 0, d)),
-             np.empty((PREFETCH if batched else 0, N)), np.empty(PREFETCH))  # fmt: skip
+    d, height = source[3].shape[0], PREFETCH if batched(source) else 0
+    batch = (np.empty(PREFETCH, dtype=np.int64), np.empty((height, d)), np.empty((height, N)),
+             np.empty(PREFETCH))  # fmt: skip
     m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
     steps, n_touched, worst = 0, 0, np.inf
     while True:
