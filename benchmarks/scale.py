@@ -1,6 +1,7 @@
 """Issue 16: the first fit, large N, threads and memory, each as a ratio measured in one run.
 
     python benchmarks/scale.py [cold] [scaling] [threads] [memory] [deferred] [deferred-mnist]
+        [specialisations]
         [--max-n N] [--repeats R]
 
 cold     each estimator's first fit on iris in a fresh process with an empty numba cache
@@ -19,6 +20,11 @@ deferred the same data at N = 8 000 and --max-n: each coupled machine with its o
          relative difference of the dual objectives, and SVC's time beside
 deferred-mnist  the same for WW and CS on the 5 000 MNIST images (C = 10), their columns
          computed on demand with cache_size=50
+specialisations  in a fresh process with an empty numba cache, every estimator fitted on iris
+         (the whole Gram matrix) and on 600 digits with cache_size=0.5 (columns on demand,
+         deferred updates): every compiled function of msvm with more than one specialisation,
+         and its integer-literal arguments (each such call compiles the callee, and every
+         function linked into it, once more: stop 36 found five)
 memory   peak resident memory (VmHWM) of a process fitting InhibitorySVC (RBF, default
          cache_size) on 60 000 x 784 random features in [0, 1), 10 classes: the peak over the
          set-up and the first 90 s of the fit (the kernel cache, the data and the solver's arrays
@@ -65,6 +71,28 @@ t3 = time.perf_counter()
 estimator.fit(X, y)
 print(t2 - t1, time.perf_counter() - t3)
 """
+SPECIALISATIONS = """
+import sys, warnings
+import numba
+from sklearn.datasets import load_digits, load_iris
+import msvm.fast as F
+warnings.simplefilter("ignore")
+X, y = load_iris(return_X_y=True)
+Xd, yd = load_digits(return_X_y=True)
+for name in ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "CrammerSingerSVC",
+             "LeeLinWahbaSVC", "SimplexSVC", "MKPMClassifier", "MultiPrototypeSVC"):
+    getattr(F, name)().fit(X, y)
+    if name.endswith("SVC") and name != "MultiPrototypeSVC":
+        getattr(F, name)(cache_size=0.5).fit(Xd[:600] / 16, yd[:600])
+F.WestonWatkinsSVC(kernel="linear").fit(X, y)
+for module in [m for n, m in sorted(sys.modules.items()) if n.startswith("msvm.")]:
+    for name, f in sorted(vars(module).items()):
+        if isinstance(f, numba.core.registry.CPUDispatcher) and f.__module__ == module.__name__:
+            if len(f.signatures) > 1:
+                literal = sorted({f"argument {k}: {a}" for s in f.signatures
+                                  for k, a in enumerate(s) if isinstance(a, numba.types.Literal)})
+                print(f"| {module.__name__}.{name} | {len(f.signatures)} | {'; '.join(literal)} |")
+"""
 MEMORY = """
 import warnings
 import numpy as np
@@ -102,6 +130,15 @@ def part_cold():
             _, warm = first_fit(name, cache)
         lines.append(f"| {name} | {cold:.1f} | {warm:.2f} | {imported:.2f} |")
     write("cold", "First fit in a fresh process: empty numba cache (cold), filled (warm)", lines)
+
+
+def part_specialisations():
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        rows = subprocess.run([sys.executable, "-c", SPECIALISATIONS], env=env, check=True,
+                              capture_output=True, text=True).stdout.splitlines()  # fmt: skip
+    lines = ["| function | specialisations | literal arguments |", "|---|---|---|", *rows]
+    write("specialisations", "Functions compiled more than once by the first fits (cold)", lines)
 
 
 def timed_fit(estimator, X, y, clock=time.perf_counter) -> float:
@@ -276,6 +313,8 @@ def main(argv=None):
             part_memory()
         elif part == "deferred":
             part_deferred(args.max_n, args.repeats)
+        elif part == "specialisations":
+            part_specialisations()
         elif part == "deferred-mnist":
             part_deferred(args.max_n, args.repeats, mnist=True)
         else:

@@ -344,7 +344,7 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
     ):
         delta, dS = pair_work[5], work[7]
         apply_transfer(i, q, delta, alpha, hi, y_index, kind)
-        state_change(kind, alpha.shape[1], delta, identity, 0, y_index[i], shift, dS)
+        state_change(kind, alpha.shape[1], delta, identity, np.int64(0), y_index[i], shift, dS)
         activate_row(hi, cls, n_cls, i)  # either pattern may have moved variables set aside
         activate_row(hi, cls, n_cls, q)
         if at_once:  # col stays cached: it is the newest
@@ -544,7 +544,7 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
         n_pending = apply_or_defer(q, work[7], -1.0, source, offset, U, pending, n_pending)
     if n_pending >= pending[0].size - 1:
         flush_pending(source, offset, U, pending, n_pending)
-        n_pending = 0
+        n_pending = np.int64(0)  # (not a literal 0: kernel_epoch's docstring)
     return True, n_pending
 
 
@@ -569,7 +569,10 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     With a store from ``pending_arrays`` (``DEFERRED_BATCH``) the outputs' updates wait
     (``deferred_step``, ``flush_pending``; at most ``wait`` visits); with None each step updates
     them at once, and numba compiles none of the deferred code: the branches on ``pending is
-    None`` are pruned by its type.
+    None`` are pruned by its type.  The pending count is reset to ``np.int64(0)``, not to 0:
+    numba types the calls it reaches while the loop's types are still being inferred, and a
+    literal 0 compiled every deferred callee a second time (stop 36: five functions, one of
+    them ``deferred_step`` with the transfers linked in).
     """
     alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
     L, W = alpha.shape[1], U.shape[1]
@@ -579,7 +582,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     keep = np.ones(order.size, dtype=np.bool_)
     row = np.empty((W, 1)).T  # pattern i's current outputs when deferred (Fortran, as U)
     no_column = np.empty(0)
-    worst, steps, n_pending, waited = 0.0, 0, 0, 0
+    worst, steps, n_pending, waited = 0.0, 0, np.int64(0), 0
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
             prefetch_rows(order[pos + PREFETCH_AHEAD], alpha, hi, lin, cls)
@@ -591,7 +594,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
             waited = waited + 1 if n_pending > 0 else 0
             if waited > wait:
                 flush_pending(source, offset, U, pending, n_pending)
-                n_pending = waited = 0
+                n_pending, waited = np.int64(0), 0
             pending_row(i, U, source, offset, pending, n_pending, row[0])
             outputs, r = row, 0
         violation = pattern_check(
@@ -616,7 +619,7 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
                         steps += 1
             elif transfers and partners[i, 0] == NOT_FOUND:  # the first: from i's whole column
                 flush_pending(source, offset, U, pending, n_pending)
-                n_pending = 0
+                n_pending = np.int64(0)
                 q = transfer_or_step(i, n, g, a_c, h_c, source, no_column, True, offset, U, dual,
                                      kind, c, shift, relax, work, pair_work, identity)  # fmt: skip
                 steps += q != NO_STEP

@@ -260,7 +260,7 @@ def line_moves(kind, a, d, hi, y, lin, KB, budget, lengths, moves, dZ):
                 for j in range(L):
                     if delta[j] > 0.0:
                         delta[j] *= scale
-            state_change(kind, L, delta, identity, 0, y[i], 0.0, dS)
+            state_change(kind, L, delta, identity, np.int64(0), y[i], 0.0, dS)
             for j in range(L):
                 moves[k, i, j] = delta[j]
                 dZ[i, k * L + j] = dS[j]

@@ -2,14 +2,17 @@
 
 A column source is a tuple of arrays (numba-friendly, cacheable):
 
-    (data, indices, indptr, dense, sq_norms, params, cache, slot_of, owner, last_used, clock)
+    (data, indices, indptr, dense, sq_norms, params, scratch, cache, slot_of, owner, last_used,
+     clock)
 
 ``dense`` is the dense input transposed, X^T of shape (d, N) (empty, (0, d), for CSR, which uses
 data/indices/indptr);
 ``params = (kind, gamma, degree, coef0)`` with kind 0 = linear, 1 = rbf, 2 = poly;
 ``cache`` holds ``n_slots`` columns.  When ``n_slots == N`` the whole Gram matrix fits
 ``cache_size`` and is computed once up front (with BLAS); otherwise columns are computed on demand
-in numba and the least recently used one is evicted.
+in numba and the least recently used one is evicted.  A whole-Gram source's ``clock`` is None:
+numba then compiles none of the LRU code into a fit on it (``get_column``), a fifth of a first
+fit's compile time.
 """
 
 from __future__ import annotations
@@ -200,15 +203,26 @@ def take_slot(source, i):
 
 @nb.njit(cache=True)
 def get_column(source, i):
-    """K[:, i], from the cache when present, else computed into the least recently used slot."""
-    cache, slot_of, _, last_used, clock = source[7:12]
-    clock[0] += 1
-    slot = slot_of[i]
-    if slot < 0:
-        slot = take_slot(source, i)
-        compute_column(source, i, cache[slot])
-    last_used[slot] = clock[0]
-    return cache[slot]
+    """K[:, i]: a row of the whole Gram matrix, or from the LRU cache (``lru_column``)."""
+    return lru_column(source, i, source[11])
+
+
+@nb.njit(cache=True)
+def lru_column(source, i, clock):
+    """K[:, i], from the cache when present, else computed into the least recently used slot;
+    ``clock`` None: the cache is the whole Gram matrix (numba prunes the rest)."""
+    cache = source[7]
+    if clock is None:
+        return cache[i]
+    else:
+        slot_of, last_used = source[8], source[10]
+        clock[0] += 1
+        slot = slot_of[i]
+        if slot < 0:
+            slot = take_slot(source, i)
+            compute_column(source, i, cache[slot])
+        last_used[slot] = clock[0]
+        return cache[slot]
 
 
 # A kernel diagonal entry below FLAT is taken as 0 by every step: the curvature is nil and the box
@@ -332,7 +346,8 @@ def _no_csr():
 
 def _assemble(data, indices, indptr, dense, sq_norms, params, n_features, cache):
     """The source tuple around ``cache`` (n_slots columns of length N): the LRU bookkeeping
-    empty, or, when the cache holds all N columns (the whole Gram matrix), column i in slot i."""
+    empty, or, when the cache holds all N columns (the whole Gram matrix), column i in slot i and
+    no clock."""
     n, n_slots = sq_norms.size, cache.shape[0]
     source = (
         data,
@@ -346,7 +361,7 @@ def _assemble(data, indices, indptr, dense, sq_norms, params, n_features, cache)
         np.full(n, -1, dtype=np.int64),
         np.full(n_slots, -1, dtype=np.int64),
         np.zeros(n_slots, dtype=np.int64),
-        np.zeros(1, dtype=np.int64),
+        None if n_slots == n else np.zeros(1, dtype=np.int64),
     )
     if n_slots == n:
         source[8][:] = source[9][:] = np.arange(n)

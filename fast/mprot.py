@@ -210,9 +210,10 @@ def weights_partial_epochs(n_epochs, seed, active, n_active, schedule, tol, floo
     bias = b.copy()
     steps = 0
     for e in range(n_epochs):
-        _, converged, n_active, taken = linear_epochs(1, seed, active, n_active, schedule, tol,
-                                                      floor, at, rows, offset, Wt, w0, dual,
-                                                      kind, c, shift)  # fmt: skip
+        # (np.int64: numba compiles a call with a literal 1 as another specialisation, ~7 s)
+        _, converged, n_active, taken = linear_epochs(np.int64(1), seed, active, n_active,
+                                                      schedule, tol, floor, at, rows, offset, Wt,
+                                                      w0, dual, kind, c, shift)  # fmt: skip
         seed, steps = -1, steps + taken
         if converged:
             return e + 1, True, n_active, steps

@@ -151,7 +151,8 @@ def state_change(kind: int, n, delta, cls, ci, y: int, shift: float, dS):
     The engine keeps K Z (and on the explicit-weights path the sum column) rather than K B = K Z M:
     with M = I - s 11^T, a step changes only the outputs of the classes that moved, O(N moved)
     instead of O(N L).  dS has L + 1 entries; the last is the row sum when ``shift`` != 0, else 0
-    (outputs without a sum column ignore it).
+    (outputs without a sum column ignore it).  Callers pass ``ci`` as a variable (``np.int64(0)``
+    for a constant): numba compiles a call with a literal 0 as a second specialisation.
     """
     L = dS.size - 1
     for j in range(L + 1):

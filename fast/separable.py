@@ -209,21 +209,21 @@ def shrink(state, active, m, alpha_l, margin):
 def sync_outputs(source, offset, u, moved, touched, batch):
     """u += (K + offset) applied to the coefficient changes accumulated since the last sync, a
     column at a time in ``touched``'s order whatever the cache holds (a thread has a share of
-    it); when ``batch`` is given, a missing column is computed by ``batch_columns`` with the next
-    missing ones, which stay cached until they are added."""
-    slot_of, wanted = source[8], batch[0]
-    size = min(PREFETCH, source[9].size)
+    it); when ``batch`` is given (not None), a missing column is computed by ``batch_columns``
+    with the next missing ones, which stay cached until they are added."""
     for t in range(touched.size):
         n = touched[t]
-        if batch[1].shape[0] > 0 and slot_of[n] < 0:
-            k = 0
-            for q in range(t, touched.size):
-                if slot_of[touched[q]] < 0:
-                    wanted[k] = touched[q]
-                    k += 1
-                    if k == size:
-                        break
-            batch_columns(source, k, batch)
+        if batch is not None:  # (pruned by numba when None: a fit without batches compiles none)
+            slot_of, wanted = source[8], batch[0]
+            if slot_of[n] < 0:
+                k, size = 0, min(PREFETCH, source[9].size)
+                for q in range(t, touched.size):
+                    if slot_of[touched[q]] < 0:
+                        wanted[k] = touched[q]
+                        k += 1
+                        if k == size:
+                            break
+                batch_columns(source, k, batch)
         add_column_to(source, offset, u, moved, n)
 
 
@@ -241,6 +241,17 @@ def batched(source):
     PREFETCH_MIN_FEATURES features or more, columns on demand (not the cache's size: a thread
     has a share of it, and the fit must be the same)."""
     return source[3].shape[0] >= PREFETCH_MIN_FEATURES and source[7].shape[0] < source[8].size
+
+
+def column_batch(source):
+    """``batch_columns``'s work arrays for a class on ``source`` (wanted, their rows of X, the
+    product, the gains), or None when its columns are computed one by one (``batched``): with
+    None numba compiles none of the batched code, a third of a first fit's compile time."""
+    if not batched(source):
+        return None
+    N, d = source[8].size, source[3].shape[0]
+    return (np.empty(PREFETCH, dtype=np.int64), np.empty((PREFETCH, d)), np.empty((PREFETCH, N)),
+            np.empty(PREFETCH))  # fmt: skip
 
 
 @nb.njit(cache=True)
@@ -270,11 +281,11 @@ def batch_columns(source, k, batch):
 
 @nb.njit(cache=True)
 def class_column(source, n, state, active, m, batch):
-    """Column n for a step; when it is not cached (and ``batch`` is given), computed together
+    """Column n for a step; when it is not cached (and ``batch`` is not None), computed together
     with the columns, not cached either, of the PREFETCH - 1 active variables whose steps gain
     most (``batch_columns``): they are likely the next steps'."""
     slot_of = source[8]
-    if batch[1].shape[0] > 0 and slot_of[n] < 0:
+    if batch is not None and slot_of[n] < 0:
         wanted, top, gain = batch[0], batch[3], state[GAIN_ROW]
         size = min(PREFETCH, source[9].size)  # (the batch stays cached)
         wanted[0], k, low = n, 1, 0  # low: the entry of least gain among wanted[1:k]
@@ -300,7 +311,7 @@ def class_column(source, n, state, active, m, batch):
 
 @nb.njit(cache=True, nogil=True)  # classes run on threads (DecompositionSolver._run_separable)
 def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_steps, shrinking,
-                compact_at, shrink_margin, moved, active):  # fmt: skip
+                compact_at, shrink_margin, moved, active, batch):  # fmt: skip
     """Greedy steps on one class's binary dual until every KKT violation is at most ``tol``.
 
     ``u`` (the class's outputs, (K + offset) (s a)) and ``alpha_l`` are updated in place.  Returns
@@ -309,6 +320,7 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
     last brought up to date.  When shrinking leaves at most ``compact_at`` variables active (-1:
     never) it returns (steps, inf, m) at once, the m active variables in ``active[:m]`` with their
     outputs current in ``u`` and the others' outputs short of ``moved`` (``solve_separable``).
+    ``batch``: ``column_batch(source)``.
     """
     N = u.size
     inv_k = np.empty(N)
@@ -317,9 +329,6 @@ def solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, max_s
     k_full = kdiag + offset
     state = np.empty((VIOL_ROW + 1, N))
     touched, is_touched = np.empty(N, dtype=np.int64), np.zeros(N, dtype=np.bool_)
-    d, height = source[3].shape[0], PREFETCH if batched(source) else 0
-    batch = (np.empty(PREFETCH, dtype=np.int64), np.empty((height, d)), np.empty((height, N)),
-             np.empty(PREFETCH))  # fmt: skip
     m = activate_all(state, active, u, alpha_l, hi_l, lin_l, sign, inv_k, k_full)
     steps, n_touched, worst = 0, 0, np.inf
     while True:
@@ -405,9 +414,9 @@ def solve_separable(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, m
     compact = shrinking and is_lru(source)
     compact_at = int(COMPACT_FRACTION * N) if compact else -1
     margin = SHRINK_MARGIN if compact else 0.0
-    steps = 0
+    steps, batch = 0, column_batch(source)
     while True:
-        args = (tol, max_steps - steps, shrinking, compact_at, margin, moved, active)
+        args = (tol, max_steps - steps, shrinking, compact_at, margin, moved, active, batch)
         taken, worst, m = solve_class(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, *args)
         steps += taken
         if m < 0:
@@ -416,7 +425,8 @@ def solve_separable(source, offset, u, alpha_l, hi_l, lin_l, sign, kdiag, tol, m
         a_A, u_A, s_A = alpha_l[A], u[A], sign[A]
         before = a_A.copy()
         sub = shortened_source(source, A)
-        args = (tol, max_steps - steps, shrinking, -1, margin, np.zeros(m), np.empty(m, np.int64))
+        args = (tol, max_steps - steps, shrinking, -1, margin, np.zeros(m), np.empty(m, np.int64),
+                column_batch(sub))  # fmt: skip
         taken, _, _ = solve_class(sub, offset, u_A, a_A, hi_l[A], lin_l[A], s_A, kdiag[A], *args)
         steps += taken
         moved[A] += s_A * (a_A - before)

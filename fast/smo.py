@@ -97,7 +97,7 @@ def single_variable_steps(
             alpha[i, j] = new
             delta[:] = 0.0
             delta[j] = new - old
-            state_change(kind, L, delta, every, 0, y, shift, dS)
+            state_change(kind, L, delta, every, np.int64(0), y, shift, dS)
             col = get_column(source, i)
             for n in range(N):
                 for jj in range(U.shape[1]):

@@ -55,3 +55,20 @@ def weighted_iris():
     w = np.random.default_rng(1).integers(0, 4, size=y.size).astype(float)
     assert np.any(w == 0) and np.all(np.bincount(y[w > 0]) > 0)
     return X, y, w
+
+
+@pytest.fixture(scope="session")
+def typed_names():
+    """A function (jitted function, *args) -> the types numba gives the variables of a fresh,
+    uncached compile of the function's Python source on ``args``, as one string: a callee that
+    numba pruned (a branch on an argument that is None, say) is absent from it, and compiled
+    into no fit that takes that specialisation."""
+    import numba
+
+    def typed_names(function, *args):
+        fresh = numba.njit(function.py_func)
+        fresh(*args)
+        (result,) = fresh.overloads.values()
+        return " ".join(str(t) for t in result.fndesc.typemap.values())
+
+    return typed_names

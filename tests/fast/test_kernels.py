@@ -17,8 +17,22 @@ from msvm.fast.kernels import (
     get_column,
     kernel_block,
     kernel_value,
+    lru_column,
 )
 from msvm.fast.threads import blas_threads
+
+
+def test_whole_gram_source_compiles_no_lru_code(typed_names):
+    """A whole-Gram source has no clock, and numba prunes the LRU code from get_column's
+    specialisation for it (a fifth of a first fit's compile time); an LRU source's keeps it."""
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    whole = column_source(X, "rbf", 0.5, 3, 0.0, cache_size=1.0)
+    lru = column_source(X, "rbf", 0.5, 3, 0.0, cache_size=2 * 8 * 6 / 2**20)
+    assert whole[11] is None and lru[7].shape[0] == 2
+    np.testing.assert_array_equal(get_column(whole, 2), whole[7][2])
+    np.testing.assert_allclose(get_column(lru, 2), whole[7][2], rtol=0, atol=1e-15)
+    assert "compute_column" not in typed_names(lru_column, whole, 2, whole[11])
+    assert "compute_column" in typed_names(lru_column, lru, 2, lru[11])
 
 
 @pytest.mark.parametrize("sparse", [False, True])

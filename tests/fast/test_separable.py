@@ -91,6 +91,30 @@ def test_compact_phases_reach_the_binary_optimum(seed, offset, d, monkeypatch):
     )
 
 
+def test_columns_one_by_one_compile_no_batch_code(typed_names):
+    """Without batches (few features, or the whole Gram matrix) a class's work arrays are None and
+    numba prunes the batched code from its syncs (a third of a first fit's compile time); with
+    them the syncs compute missing columns in batches, and add them as one by one."""
+    rng = np.random.default_rng(0)
+    n, d = 40, separable.PREFETCH_MIN_FEATURES
+    X = rng.normal(size=(n, d))
+    lru = column_source(X, "rbf", 1.0 / d, 3, 0.0, 10 * n * 8 / 2**20)  # 10 of 40 columns
+    whole = column_source(X, "rbf", 1.0 / d, 3, 0.0, 1.0)
+    assert separable.column_batch(whole) is None
+    assert separable.column_batch(column_source(X[:, :4], "rbf", 1.0, 3, 0.0, 0.003)) is None
+    moved, touched = rng.normal(size=n), rng.permutation(n)[:25]
+    outputs = []
+    for source, batch in ((whole, None), (lru, separable.column_batch(lru))):
+        u = np.zeros(n)
+        names = typed_names(separable.sync_outputs, source, 0.3, u, moved.copy(), touched, batch)
+        assert ("batch_columns" in names) == (batch is not None)
+        outputs.append(u)
+    K = kernel_matrix(X, X, "rbf", 1.0 / d, 3, 0.0)
+    expected = (K[:, touched] + 0.3) @ moved[touched]
+    np.testing.assert_allclose(outputs[0], expected, atol=1e-12)
+    np.testing.assert_allclose(outputs[1], expected, atol=1e-12)
+
+
 @pytest.mark.parametrize("cache_size", [None, 0.01])  # the Gram matrix; 6 of 200 columns
 def test_violation_at_the_step_budget_counts_every_variable(cache_size):
     """A run stopped by its step budget reports the largest violation over every variable, set
