@@ -456,8 +456,9 @@ def flush_pending(source, offset, U, pending, n_pending):
     if m == 0:
         return
     A = np.empty((m, XT.shape[0]))
-    for r in range(m):
-        A[r] = Xp[missing[r], : XT.shape[0]]
+    for r in range(m):  # (entry by entry: a row assigned from an array compiles numba's
+        for f in range(XT.shape[0]):  # shape-error message, 5 s of a first fit)
+            A[r, f] = Xp[missing[r], f]
     np.dot(A, XT, G[:m])
     for r in range(m):
         t = missing[r]
