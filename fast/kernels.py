@@ -410,6 +410,7 @@ def restricted_source(source, rows: np.ndarray):
     again when needed.  So the two together stay within ``cache_size``; K[rows, rows] is computed
     in blocks no larger than the cache either (``block_rows``).
     """
+    assert is_lru(source)  # (a whole Gram matrix's columns are never computed again)
     data, indices, indptr, dense, sq_norms, params, scratch, cache = source[:8]
     slot_of, owner, last_used = source[8:11]
     n, N = rows.size, cache.shape[1]
@@ -446,6 +447,7 @@ def shortened_source(source, rows: np.ndarray):
     5.1); each other column is computed when needed, as ``source`` would compute it (the same
     entries however much memory there is: one-vs-all's classes on threads each have a share).
     At most ``len(rows) - 1`` columns are held, so the result stays an LRU source."""
+    assert is_lru(source)  # (a whole Gram matrix's columns are never computed again)
     data, indices, indptr, dense, sq_norms, params, scratch, cache = source[:8]
     n = rows.size
     if dense.shape[0] > 0:

@@ -235,8 +235,7 @@ def add_column_to(source, offset, u, moved, n):
     moved[n] = 0.0
 
 
-@nb.njit(cache=True)
-def batched(source):
+def batched(source) -> bool:
     """Whether a class on ``source`` computes its columns in batches: dense data of
     PREFETCH_MIN_FEATURES features or more, columns on demand (not the cache's size: a thread
     has a share of it, and the fit must be the same)."""

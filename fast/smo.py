@@ -88,7 +88,7 @@ def single_variable_steps(
         i, j = draws[step] // L, draws[step] % L
         y = y_index[i]
         pattern_gradient(kind, U, i, shift, lin, i, y, every, 0, L, g)
-        ch = hessian_structure(kind, y, c, L, every, 0, L, v)
+        ch = hessian_structure(kind, y, c, L, every, np.int64(0), L, v)
         G_kk = kdiag[i] * (1.0 - ch * v[j] * v[j])
         old = alpha[i, j]
         new = old + eta * g[j] / G_kk if G_kk > 0.0 else (hi[i, j] if g[j] > 0 else 0.0)
