@@ -22,9 +22,10 @@ deferred-mnist  the same for WW and CS on the 5 000 MNIST images (C = 10), their
          computed on demand with cache_size=50
 specialisations  in a fresh process with an empty numba cache, every estimator fitted on iris
          (the whole Gram matrix) and on 600 digits with cache_size=0.5 (columns on demand,
-         deferred updates): every compiled function of msvm with more than one specialisation,
-         and its integer-literal arguments (each such call compiles the callee, and every
-         function linked into it, once more: stop 36 found five)
+         deferred updates), WW on iris as CSR, one-vs-all on 240 x 100 points with
+         cache_size=0.05 (batched columns): every compiled function of msvm with more than one
+         specialisation, and its integer-literal arguments (each such call compiles the
+         callee, and every function linked into it, once more: stop 36 found five)
 memory   peak resident memory (VmHWM) of a process fitting InhibitorySVC (RBF, default
          cache_size) on 60 000 x 784 random features in [0, 1), 10 classes: the peak over the
          set-up and the first 90 s of the fit (the kernel cache, the data and the solver's arrays
@@ -85,6 +86,12 @@ for name in ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "CrammerSingerS
     if name.endswith("SVC") and name != "MultiPrototypeSVC":
         getattr(F, name)(cache_size=0.5).fit(Xd[:600] / 16, yd[:600])
 F.WestonWatkinsSVC(kernel="linear").fit(X, y)
+import numpy as np, scipy.sparse as sp
+F.WestonWatkinsSVC().fit(sp.csr_matrix(X), y)  # CSR columns
+rng = np.random.default_rng(0)
+y_large = np.arange(240) % 3
+X_large = rng.normal(size=(240, 100)) + y_large[:, None] * (np.arange(100) < 5)
+F.OneVsAllSVC(cache_size=0.05).fit(X_large, y_large)  # batched columns (100 features)
 for module in [m for n, m in sorted(sys.modules.items()) if n.startswith("msvm.")]:
     for name, f in sorted(vars(module).items()):
         if isinstance(f, numba.core.registry.CPUDispatcher) and f.__module__ == module.__name__:

@@ -287,7 +287,8 @@ def class_column(source, n, state, active, m, batch):
     if batch is not None and slot_of[n] < 0:
         wanted, top, gain = batch[0], batch[3], state[GAIN_ROW]
         size = min(PREFETCH, source[9].size)  # (the batch stays cached)
-        wanted[0], k, low = n, 1, 0  # low: the entry of least gain among wanted[1:k]
+        wanted[0], k, low = n, np.int64(1), 0  # low: the least gain among wanted[1:k]; np.int64:
+        # a literal 1 compiled batch_columns twice (benchmarks/scale.py specialisations)
         for p in range(m):
             i = active[p]
             if slot_of[i] >= 0 or i == n or gain[p] <= 0.0:
