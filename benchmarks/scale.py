@@ -86,12 +86,10 @@ for name in ("InhibitorySVC", "OneVsAllSVC", "WestonWatkinsSVC", "CrammerSingerS
     if name.endswith("SVC") and name != "MultiPrototypeSVC":
         getattr(F, name)(cache_size=0.5).fit(Xd[:600] / 16, yd[:600])
 F.WestonWatkinsSVC(kernel="linear").fit(X, y)
-import numpy as np, scipy.sparse as sp
+import scipy.sparse as sp
+from msvm.verify.cli import larger_than_cache
 F.WestonWatkinsSVC().fit(sp.csr_matrix(X), y)  # CSR columns
-rng = np.random.default_rng(0)
-y_large = np.arange(240) % 3
-X_large = rng.normal(size=(240, 100)) + y_large[:, None] * (np.arange(100) < 5)
-F.OneVsAllSVC(cache_size=0.05).fit(X_large, y_large)  # batched columns (100 features)
+F.OneVsAllSVC(cache_size=0.05).fit(*larger_than_cache())  # batched columns (100 features)
 for module in [m for n, m in sorted(sys.modules.items()) if n.startswith("msvm.")]:
     for name, f in sorted(vars(module).items()):
         if isinstance(f, numba.core.registry.CPUDispatcher) and f.__module__ == module.__name__:

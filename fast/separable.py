@@ -239,7 +239,7 @@ def batched(source) -> bool:
     """Whether a class on ``source`` computes its columns in batches: dense data of
     PREFETCH_MIN_FEATURES features or more, columns on demand (not the cache's size: a thread
     has a share of it, and the fit must be the same)."""
-    return source[3].shape[0] >= PREFETCH_MIN_FEATURES and source[7].shape[0] < source[8].size
+    return source[3].shape[0] >= PREFETCH_MIN_FEATURES and is_lru(source)
 
 
 def column_batch(source):
