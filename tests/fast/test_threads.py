@@ -19,6 +19,7 @@ from msvm.fast import (
     OneVsAllSVC,
     SimplexSVC,
     WestonWatkinsSVC,
+    engine,
 )
 from msvm.fast.engine import CLASS_THREADS_MIN, DecompositionSolver
 from msvm.fast.kernels import GRAM_BLOCK, column_source, is_lru
@@ -77,6 +78,27 @@ def test_one_vs_all_classes_on_threads_equal_one_thread(n_classes, n_features, c
                                flip_y=0.1, random_state=1)  # fmt: skip
     fits = [OneVsAllSVC(cache_size=cache_size, n_jobs=n_jobs, random_state=0).fit(X, y)
             for n_jobs in (1, 2)]  # fmt: skip
+    np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
+    assert fits[0].n_steps_ == fits[1].n_steps_ and fits[0].objective_ == fits[1].objective_
+
+
+@needs_two
+@pytest.mark.parametrize("Machine", [WestonWatkinsSVC, CrammerSingerSVC, InhibitorySVC])
+def test_columns_on_demand_fit_is_the_same_whatever_n_jobs(Machine, overlapping, monkeypatch):
+    """On columns computed on demand (a cache of a tenth of them) the coupled machines defer
+    their updates (engine.flush_pending) and their compact phases bring the set-aside rows up
+    to date by kernel blocks on threads (kernels.blocked_kernel): the same fit, bit for bit,
+    whatever n_jobs."""
+    X, y = overlapping
+    stores, made = [], engine.pending_arrays
+    monkeypatch.setattr(engine, "pending_arrays", lambda *args: stores.append(1) or made(*args))
+    fits = []
+    for n_jobs in (1, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fits.append(Machine(C=10.0, cache_size=1.5, max_iter=40, n_jobs=n_jobs,
+                                random_state=0).fit(X, y))  # fmt: skip
+    assert stores  # the updates were deferred
     np.testing.assert_array_equal(fits[0].dual_coef_, fits[1].dual_coef_)
     assert fits[0].n_steps_ == fits[1].n_steps_ and fits[0].objective_ == fits[1].objective_
 
