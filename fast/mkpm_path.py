@@ -8,18 +8,29 @@ import numba as nb
 import numpy as np
 
 
-@nb.njit(cache=True)
 def capped_allocation_path(G, width):
     """MKPM Proposition 1 (20) with back-pointers, each column capped at the table's width.
 
     ``G`` is (L, K+1) with G[l, k] = G*_l(k) for k = 0..K: column l can use its first K
     components at most.  Returns Delta_L(d) for d = 0..width-1 (width - 1 <= L K) and the
     allocation (width, L) reaching it (ties go to the smallest dimension for the earlier
-    columns).
+    columns).  The arrays are made here, by numpy: numba's own allocations compiled an
+    overload each, a second of MKPM's first fit (stop 37).
     """
-    L, top = G.shape[0], G.shape[1] - 1
+    L = G.shape[0]
     delta = np.full((L, width), np.inf)
     back = np.zeros((L, width), dtype=np.int64)
+    alloc = np.zeros((width, L), dtype=np.int64)
+    allocation_programme(G, delta, back, alloc)
+    return delta[L - 1].copy(), alloc
+
+
+@nb.njit(cache=True)
+def allocation_programme(G, delta, back, alloc):
+    """``capped_allocation_path``'s dynamic programme: delta[l, d] (inf on entry) is the least
+    risk of d dimensions over columns 0..l, back[l, d] the dimensions columns 0..l-1 take,
+    alloc[d] the allocation reaching delta[L - 1, d]."""
+    L, top, width = G.shape[0], G.shape[1] - 1, delta.shape[1]
     for d in range(min(width, top + 1)):
         delta[0, d] = G[0, d]
     for lam in range(1, L):
@@ -31,7 +42,6 @@ def capped_allocation_path(G, width):
                     best, arg = value, first
             delta[lam, d] = best
             back[lam, d] = arg
-    alloc = np.zeros((width, L), dtype=np.int64)
     for d in range(width):
         rest = d
         for lam in range(L - 1, 0, -1):
@@ -39,10 +49,8 @@ def capped_allocation_path(G, width):
             alloc[d, lam] = rest - first
             rest = first
         alloc[d, 0] = rest
-    return delta[L - 1].copy(), alloc
 
 
-@nb.njit(cache=True)
 def allocation_path(G):
     """MKPM Proposition 1 (20) for every total dimension d = 0..D of a table G (L, D+1)."""
     return capped_allocation_path(G, G.shape[1])
@@ -61,7 +69,6 @@ def select_dimension(errors: np.ndarray) -> int:
     return int(np.flatnonzero(errors <= errors.min() + SELECTION_TIES)[0])
 
 
-@nb.njit(cache=True)
 def loo_misclassified(
     A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset, block=32
 ):
@@ -84,35 +91,53 @@ def loo_misclassified(
     there), so that equal distances compare equal and the first codeword wins.  Patterns go
     in blocks of ``block``, innermost, where the loops vectorise."""
     N, D = A.shape
+    L, Q, width = projections.shape[1], code.shape[0], alloc.shape[0]
+    # the work arrays, made by numpy (numba's allocations compiled an overload each: stop 37)
+    work = (
+        np.zeros(width + 1, dtype=np.int64),  # starts: the columns that move at each d,
+        np.empty(width * L, dtype=np.int64),  # moved: as CSR lists (all of them at d = 0)
+        np.zeros((D + 1, L, block)),  # f[k, l, b]: output of column l at dimension k
+        np.zeros((D + 1, block)),  # h[k, b]: leverage at dimension k
+        np.zeros((L, block)),  # g: deleted outputs; 0 where undefined, so no branch
+        np.ones((L, block), dtype=np.bool_),  # defined
+        np.zeros(block, dtype=np.int64),  # undefined: how many of a pattern's columns
+        np.zeros((Q, block)),  # dots: g . c_q
+        np.empty((2, block)),  # the best and second distances (best: first g's changes)
+        np.zeros(block, dtype=np.int64),  # arg: the nearest codeword
+        np.empty((2, D, block)),  # a block's rows of A and of ``rows``, transposed
+    )
+    wrong, norms = np.zeros(width), np.zeros(Q)
+    for l in range(L):  # ||c_q||^2, summed over l in order
+        norms += code[:, l] * code[:, l]
+    loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset,
+               norms, wrong, work)  # fmt: skip
+    return wrong
+
+
+@nb.njit(cache=True)
+def loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset,
+               norms, wrong, work):  # fmt: skip
+    """``loo_misclassified``'s loops: wrong[d] += the weights of the patterns misclassified at
+    dimension d; ``norms`` holds ||c_q||^2, ``work`` the work arrays (made by the caller)."""
+    N, D = A.shape
     L, Q = projections.shape[1], code.shape[0]
     width = alloc.shape[0]
-    wrong = np.zeros(width)
-    norms = np.zeros(Q)
-    for q in range(Q):
-        for l in range(L):
-            norms[q] += code[q, l] * code[q, l]
-    # the columns whose dimension moves at each d (all of them at d = 0), as CSR lists
-    starts = np.zeros(width + 1, dtype=np.int64)
-    moved = np.empty(width * L, dtype=np.int64)
+    starts, moved, f, h, g, defined, undefined, dots, scratch, arg, blocks = work
+    best, second = scratch[0], scratch[1]
+    lever, out = blocks[0], blocks[1]
+    block = h.shape[1]
     for d in range(width):
         starts[d + 1] = starts[d]
         for l in range(L):
             if d == 0 or alloc[d, l] != alloc[d - 1, l]:
                 moved[starts[d + 1]] = l
                 starts[d + 1] += 1
-    f = np.zeros((D + 1, L, block))  # f[k, l, b]: output of column l at dimension k
-    h = np.zeros((D + 1, block))
-    g = np.zeros((L, block))  # deleted outputs; 0 where undefined, so updates need no branch
-    defined = np.ones((L, block), dtype=np.bool_)
-    undefined = np.zeros(block, dtype=np.int64)
-    dots = np.zeros((Q, block))
-    best = np.empty(block)
-    second = np.empty(block)
-    arg = np.zeros(block, dtype=np.int64)
     for start in range(0, N, block):
         B = min(block, N - start)
-        lever = np.ascontiguousarray(A[start : start + B].T)  # (D, B)
-        out = np.ascontiguousarray(rows[start : start + B].T)
+        for k in range(D):  # the block's rows of A and of ``rows``, transposed (D, B)
+            for b in range(B):
+                lever[k, b] = A[start + b, k]
+                out[k, b] = rows[start + b, k]
         for b in range(B):
             h[0, b] = lever0[start + b]
             for l in range(L):
@@ -176,4 +201,3 @@ def loo_misclassified(
                             low, nearest = dist, q
                 if nearest != y_index[start + b]:
                     wrong[d] += weights[start + b]
-    return wrong
