@@ -90,7 +90,7 @@ def loo_misclassified(
     order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
     there), so that equal distances compare equal and the first codeword wins.  Patterns go
     in blocks of ``block``, innermost, where the loops vectorise."""
-    N, D = A.shape
+    D = A.shape[1]
     L, Q, width = projections.shape[1], code.shape[0], alloc.shape[0]
     # the work arrays, made by numpy (numba's allocations compiled an overload each: stop 37)
     work = (
