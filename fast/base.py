@@ -380,8 +380,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return max(diag, 1.0 / (C * X.shape[0]))
 
     def _outputs(self, source, rho, alpha, y_index, c):
-        """The engine's outputs (K + rho 11^T) Z (``patterns.state_coef``, no sum column)."""
-        S = state_coef(self._kind, alpha, y_index, c, sum_column=False)
+        """The engine's outputs (K + rho 11^T) [Z, Z 1] (``patterns.state_coef``)."""
+        S = state_coef(self._kind, alpha, y_index, c)
         U = np.zeros(S.shape, order="F")  # column-major: see engine.add_column
         rows = np.flatnonzero(np.any(S != 0, axis=1))
         if rows.size:

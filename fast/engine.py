@@ -383,16 +383,17 @@ def kernel_entry(x, y, sq_x, sq_y, params):
 
 
 def pending_arrays(source, W: int, batch: int, n_partners: int):
-    """The store of up to ``batch`` deferred steps for ``kernel_epoch``: their patterns, data
-    rows with the squared norm last, changes dS (W each), room for their columns; a data row; a
-    column's worth of kernel entries and n_partners + 2 rows of outputs for transfers (the last
-    also ``apply_or_defer``'s scratch)."""
+    """The store of up to ``batch`` deferred steps for ``kernel_epoch``: their patterns and
+    transfer partners (-1: none), the two data rows with the squared norm last, changes dS (W
+    each), room for their 2 batch columns; a data row; a column's worth of kernel entries and
+    n_partners + 2 rows of outputs for transfers."""
     d, N = source[3].shape
     return (
         np.empty(batch, dtype=np.int64),
-        np.empty((batch, d + 1)),
+        np.empty(batch, dtype=np.int64),
+        np.empty((2, batch, d + 1)),
         np.empty((batch, W)),
-        np.empty((batch, N)),
+        np.empty((2 * batch, N)),
         np.empty(d),
         np.empty(N),
         np.empty((n_partners + 2, W)),
@@ -401,10 +402,12 @@ def pending_arrays(source, W: int, batch: int, n_partners: int):
 
 @nb.njit(cache=True)
 def pending_row(i, U, source, offset, pending, n_pending, out):
-    """out = U[i] + sum_t (k(x_i, x_t) + offset) dS_t over the n_pending deferred steps t:
-    pattern i's current outputs while the steps' columns wait."""
+    """out = U[i] + sum_t k_t dS_t over the n_pending deferred steps t, k_t = k(x_i, x_t) +
+    offset, or k(x_i, x_t) - k(x_i, x_q) for a transfer to partner q: pattern i's current
+    outputs while the steps' columns wait, summed as ``add_column`` and ``add_difference`` sum
+    them."""
     XT, sq_norms, params = source[3], source[4], source[5]
-    Xp, D, x_i = pending[1], pending[2], pending[4]
+    partner, Xp, D, x_i = pending[1], pending[2], pending[3], pending[5]
     d = XT.shape[0]
     for j in range(U.shape[1]):
         out[j] = U[i, j]
@@ -413,80 +416,115 @@ def pending_row(i, U, source, offset, pending, n_pending, out):
     for f in range(d):
         x_i[f] = XT[f, i]
     for t in range(n_pending):
-        k = kernel_entry(x_i, Xp[t], sq_norms[i], Xp[t, d], params) + offset
+        k = kernel_entry(x_i, Xp[0, t], sq_norms[i], Xp[0, t, d], params)
+        if partner[t] < 0:
+            k += offset
+        else:
+            k -= kernel_entry(x_i, Xp[1, t], sq_norms[i], Xp[1, t, d], params)
         for j in range(U.shape[1]):
             out[j] += k * D[t, j]
 
 
 @nb.njit(cache=True)
-def push_pending(i, dS, sign, source, pending, n_pending):
-    """Defer the step Z_i += sign dS; returns the new count."""
+def push_pending(i, q, dS, source, pending, n_pending):
+    """Defer the step Z_i += dS (and Z_q -= dS for a partner q >= 0); returns the new count."""
     XT, sq_norms = source[3], source[4]
-    who, Xp, D = pending[:3]
+    who, partner, Xp, D = pending[:4]
     d = XT.shape[0]
-    who[n_pending] = i
-    for f in range(d):
-        Xp[n_pending, f] = XT[f, i]
-    Xp[n_pending, d] = sq_norms[i]
+    who[n_pending], partner[n_pending] = i, q
+    for s in range(2 if q >= 0 else 1):
+        p = i if s == 0 else q
+        for f in range(d):
+            Xp[s, n_pending, f] = XT[f, p]
+        Xp[s, n_pending, d] = sq_norms[p]
     for j in range(D.shape[1]):
-        D[n_pending, j] = sign * dS[j]
+        D[n_pending, j] = dS[j]
     return n_pending + 1
 
 
 @nb.njit(cache=True)
-def flush_pending(source, offset, U, pending, n_pending):
-    """Apply the deferred steps: U += (K[:, who_t] + offset) dS_t for t < n_pending.  Cached
-    columns are applied first (and marked used); the others are computed together, as rows of
-    X_t X^T by one BLAS product, finished into the least recently used slots and applied."""
-    XT, sq_norms, params = source[3], source[4], source[5]
-    cache, slot_of, _, last_used, clock = source[7:12]
-    who, Xp, D, G = pending[:4]
-    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
-    missing = np.empty(n_pending, dtype=np.int64)
-    m = 0
-    for t in range(n_pending):
-        slot = slot_of[who[t]]
-        if slot < 0:
-            missing[m] = t
-            m += 1
-        else:
-            clock[0] += 1
-            last_used[slot] = clock[0]
-            add_column(U, cache[slot], offset, D[t])
-    if m == 0:
-        return
-    A = np.empty((m, XT.shape[0]))
-    for r in range(m):  # (entry by entry: a row assigned from an array compiles numba's
-        for f in range(XT.shape[0]):  # shape-error message, 5 s of a first fit)
-            A[r, f] = Xp[missing[r], f]
-    np.dot(A, XT, G[:m])
-    for r in range(m):
-        t = missing[r]
-        i = who[t]
-        if slot_of[i] >= 0:  # the same pattern twice (a transfer's partner stepped too): cached
-            add_column(U, cache[slot_of[i]], offset, D[t])  # by its first, not marked again
-            continue
-        slot = take_slot(source, i)
-        finish_column(G[r], cache[slot], sq_norms, i, kind, gamma, degree, coef0)
-        clock[0] += 1
-        last_used[slot] = clock[0]
-        add_column(U, cache[slot], offset, D[t])
+def apply_step(U, col_i, col_q, q, offset, dS):
+    """U after Z_i += dS (and Z_q -= dS for q >= 0), as the direct steps apply it."""
+    if q < 0:
+        add_column(U, col_i, offset, dS)
+    else:
+        add_difference(U, col_i, col_q, dS)
 
 
 @nb.njit(cache=True)
-def apply_or_defer(i, dS, sign, source, offset, U, pending, n_pending):
-    """Z_i += sign dS: applied to U at once when K[:, i] is cached, else deferred
-    (``push_pending``); returns the pending count."""
-    cache, slot_of, _, last_used, clock = source[7:12]
-    slot = slot_of[i]
-    if slot < 0:
-        return push_pending(i, dS, sign, source, pending, n_pending)
+def flushed_column(p, r, G, source):
+    """K[:, p] in a flush: row r of G when computed there (r >= 0), else its cached column,
+    marked used."""
+    if r >= 0:
+        return G[r]
+    cache, slot_of, last_used, clock = source[7], source[8], source[10], source[11]
     clock[0] += 1
-    last_used[slot] = clock[0]
-    signed = pending[6][pending[6].shape[0] - 1]
-    for j in range(signed.size):
-        signed[j] = sign * dS[j]
-    add_column(U, cache[slot], offset, signed)
+    last_used[slot_of[p]] = clock[0]
+    return cache[slot_of[p]]
+
+
+@nb.njit(cache=True)
+def flush_pending(source, offset, U, pending, n_pending):
+    """Apply the deferred steps in the order they were taken (``apply_step``), so that U is
+    summed as the direct steps sum it.  The columns not cached are computed together first, as
+    rows of X_t X^T by one BLAS product, and put in the least recently used slots after every
+    step is applied (a slot taken earlier could hold a column that a later step reads)."""
+    XT, sq_norms, params = source[3], source[4], source[5]
+    cache, slot_of, _, last_used, clock = source[7:12]
+    who, partner, Xp, D, G = pending[:5]
+    kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
+    row_of = np.full((2, n_pending), -1, dtype=np.int64)  # G's row with the column, or -1
+    m = 0
+    for t in range(n_pending):
+        for s in range(2 if partner[t] >= 0 else 1):
+            if slot_of[who[t] if s == 0 else partner[t]] < 0:
+                row_of[s, t] = m
+                m += 1
+    if m > 0:
+        A = np.empty((m, XT.shape[0]))
+        for t in range(n_pending):  # (entry by entry: a row assigned from an array compiles
+            for s in range(2):  # numba's shape-error message, 5 s of a first fit)
+                if row_of[s, t] >= 0:
+                    for f in range(XT.shape[0]):
+                        A[row_of[s, t], f] = Xp[s, t, f]
+        np.dot(A, XT, G[:m])
+        for t in range(n_pending):
+            for s in range(2):
+                r = row_of[s, t]
+                if r >= 0:
+                    p = who[t] if s == 0 else partner[t]
+                    finish_column(G[r], G[r], sq_norms, p, kind, gamma, degree, coef0)
+    for t in range(n_pending):
+        col_i = flushed_column(who[t], row_of[0, t], G, source)
+        col_q = col_i if partner[t] < 0 else flushed_column(partner[t], row_of[1, t], G, source)
+        apply_step(U, col_i, col_q, partner[t], offset, D[t])
+    for t in range(n_pending):
+        for s in range(2):
+            r, p = row_of[s, t], who[t] if s == 0 else partner[t]
+            if r >= 0 and slot_of[p] < 0:  # (a pattern twice: cached by its first)
+                slot = take_slot(source, p)
+                for n in range(G.shape[1]):  # (entry by entry, as A above)
+                    cache[slot, n] = G[r, n]
+                clock[0] += 1
+                last_used[slot] = clock[0]
+
+
+@nb.njit(cache=True)
+def apply_or_defer(i, q, dS, source, offset, U, pending, n_pending, flush_first):
+    """Z_i += dS (and Z_q -= dS for q >= 0), reaching U in the order the steps are taken, as
+    without deferring: deferred (``push_pending``) when a column is not cached or, unless
+    ``flush_first``, when steps wait; else applied to U at once, with ``flush_first`` after the
+    steps that wait (a flush).  Returns the pending count."""
+    slot_of = source[8]
+    if slot_of[i] < 0 or (q >= 0 and slot_of[q] < 0) or (n_pending > 0 and not flush_first):
+        return push_pending(i, q, dS, source, pending, n_pending)
+    if n_pending > 0:
+        n_pending = push_pending(i, q, dS, source, pending, n_pending)
+        flush_pending(source, offset, U, pending, n_pending)
+        return np.int64(0)
+    col_i = flushed_column(i, -1, pending[4], source)
+    col_q = col_i if q < 0 else flushed_column(q, -1, pending[4], source)
+    apply_step(U, col_i, col_q, q, offset, dS)
     return n_pending
 
 
@@ -495,7 +533,7 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
                   work, pair_work, identity, pending, n_pending):  # fmt: skip
     """Pattern i's step with its outputs' update deferred unless its column is cached
     (``apply_or_defer``; ``kernel_epoch``); returns (moved, pending count).  The pending steps
-    are applied when at most one more fits.  A transfer reads the current rows of i and its
+    are applied when the store is full.  A transfer reads the current rows of i and its
     partners: while steps wait they are written into U for the choice (``pending_row``) and put
     back after it; it reads K[:, i] at the partners, from the cache or computed entry by entry.
     (A pattern's first transfer, which makes its partner list from its whole column, is
@@ -503,7 +541,7 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
     alpha, _, _, y_index, kdiag, cls, _, partners = dual
     if transfers:
         XT, sq_norms, params, cache, slot_of = source[3], source[4], source[5], source[7], source[8]
-        x_i, col, saved = pending[4:]
+        x_i, col, saved = pending[5:]
         rows = partners[i]
         synced = 0
         for p in range(-1, rows.size if n_pending > 0 else -1):
@@ -540,10 +578,10 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
         q = OWN_STEP if moved else NO_STEP
     if q == NO_STEP:
         return False, n_pending
-    n_pending = apply_or_defer(i, work[7], 1.0, source, offset, U, pending, n_pending)
-    if q >= 0:
-        n_pending = apply_or_defer(q, work[7], -1.0, source, offset, U, pending, n_pending)
-    if n_pending >= pending[0].size - 1:
+    # (with transfers a step on cached columns flushes the waiting ones: every transfer syncs its
+    # partners' rows against each waiting step, ``pending_row``)
+    n_pending = apply_or_defer(i, q, work[7], source, offset, U, pending, n_pending, transfers)
+    if n_pending == pending[0].size:
         flush_pending(source, offset, U, pending, n_pending)
         n_pending = np.int64(0)  # (not a literal 0: kernel_epoch's docstring)
     return True, n_pending
@@ -816,9 +854,12 @@ COMPACT_FRACTION, COMPACT_FRACTION_INHIBITORY, COMPACT_DEPTH = 0.5, 0.8, 2.0
 # wait, or the oldest has waited DEFERRED_WAIT visits: the columns are then computed together as
 # rows of X_B X^T by one BLAS product (at 16 000 x 20, 22 us a column against 64 us for numba's
 # loop over the features), and a visit meanwhile reads its outputs as U_i plus the waiting
-# steps' kernel entries (``pending_row``), which costs it O(waiting (d + L)).  The steps are the
-# same as with every update at once, up to rounding (benchmarks/NOTES.md, stop 30).  CSR data
-# and a whole Gram matrix keep the updates at once.
+# steps' kernel entries (``pending_row``), which costs it O(waiting (d + L)).  The updates reach U
+# in the order of the steps, a transfer's as one ``add_difference``, so they are summed as with
+# every update at once: on data whose dot products are exact the fit is the same bit for bit
+# (tests/fast/test_deferred.py; stop 39: applying cached columns first, as before, changed the
+# steps once the partner scan read the sum column).  CSR data and a whole Gram matrix keep the
+# updates at once.
 DEFERRED_BATCH, DEFERRED_WAIT = 32, 256
 
 # A cold explicit-weights run on at least SEED_MIN_ROWS patterns of a box-constrained dual starts
@@ -1282,15 +1323,15 @@ class DecompositionSolver:
         epochs of N steps, or the step budget of max_iter=-1."""
         return min(self.budget, self.epochs * N)
 
-    def _check_width(self, n_columns, sum_column):
-        width = state_width(self.kind, self.c, self.lin.shape[1], sum_column)
+    def _check_width(self, n_columns):
+        width = state_width(self.kind, self.c, self.lin.shape[1])
         if n_columns != width:
             raise ValueError(f"The engine's outputs need {width} columns; got {n_columns}.")
 
     def solve_kernel(self, source, alpha, U):
-        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) Z`` (see
-        ``patterns.state_coef`` with ``sum_column=False``) are updated."""
-        self._check_width(U.shape[1], sum_column=False)
+        """Run on a kernel column source; ``alpha`` and ``U = (K + offset) S`` (S =
+        ``patterns.state_coef``) are updated."""
+        self._check_width(U.shape[1])
         kdiag = np.empty(alpha.shape[0])
         kernel_diagonal(source, kdiag)
         if self.selection == "greedy" and separable(self.kind, self.c):
@@ -1373,10 +1414,10 @@ class DecompositionSolver:
         )
         sub.warn = False  # the caller checks every variable next, and warns at its own max_iter
         alpha_A, U_A = alpha[A], np.asfortranarray(U[A])
-        before = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False)
+        before = state_coef(self.kind, alpha_A, self.y_index[A], self.c)
         taken, _ = sub.solve_kernel(restricted_source(source, A), alpha_A, U_A)
         self.n_steps += sub.n_steps
-        dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c, sum_column=False) - before
+        dZ = state_coef(self.kind, alpha_A, self.y_index[A], self.c) - before
         alpha[A], U[A] = alpha_A, U_A
         changed = np.any(dZ != 0.0, axis=1)
         moved, dZ = A[changed], dZ[changed]
@@ -1478,7 +1519,7 @@ class DecompositionSolver:
         ssnal.RESCUE_EPOCHS epochs have not converged; otherwise a cold
         run on many patterns of a box-constrained dual starts from a subsample's solution
         (``_seed``)."""
-        self._check_width(W.shape[1], sum_column=True)
+        self._check_width(W.shape[1])
         cold = self.epochs >= SEED_MIN_EPOCHS and not alpha.any()
         proximal = self._proximal_applies(data)
         started = cold and proximal and self._may_start_proximal() and self._method_pays(data)

@@ -406,7 +406,7 @@ class InteriorPointSwitch:
         # huge entries) end in a non-finite gap, and the run in None, not in warnings
         with blas_threads(1), np.errstate(all="ignore"):
             # the outputs of the variables outside the run (else ~0)
-            held = U[P] - K @ pattern_apply(self.kind, alpha[P], y_index)
+            held = U[P, :L] - K @ pattern_apply(self.kind, alpha[P], y_index)
             if self.kind in (WW, CS):
                 x = self._sum_form_point(K, held, lin, hi, y_index)
             else:
@@ -422,10 +422,12 @@ class InteriorPointSwitch:
             dZ = pattern_apply(self.kind, x - alpha[P], y_index)
             dB = dZ - self.s * dZ.sum(axis=1, keepdims=True)
             # D(alpha + delta) - D(alpha) = lin . delta - <dB, U> - 1/2 <dB, dU>, dB = dZ M
-            gain = float(np.vdot(lin, x - alpha[P]) - np.vdot(dB, U[P])
+            gain = float(np.vdot(lin, x - alpha[P]) - np.vdot(dB, U[P, :L])
                          - 0.5 * np.vdot(dB, K @ dZ))  # fmt: skip
             if not gain > 0.0:
                 return 0.0
+            if U.shape[1] > L:  # the sum column
+                dZ = np.hstack([dZ, dZ.sum(axis=1, keepdims=True)])
             add_columns(self.source, self.offset, U, P, dZ)
         alpha[P] = x
         activate_all(self.dual[1], self.dual[5], self.dual[6])

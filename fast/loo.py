@@ -144,7 +144,7 @@ def _folds(model, source, warm_start: bool):
     hi = weighted_bounds(model._upper_bounds(float(model.C), free), model._weights)
     full_U = model._outputs(source, 0.0, full_alpha, y_index, c)
     if warm_start:
-        full_S = state_coef(model._kind, full_alpha, y_index, c, sum_column=False)
+        full_S = state_coef(model._kind, full_alpha, y_index, c)
         kdiag = np.empty(len(y_index))
         kernel_diagonal(source, kdiag)
         seed = check_random_state(model.random_state).randint(2**31 - 1)

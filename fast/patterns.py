@@ -23,11 +23,12 @@ constrained kinds solve their pattern subproblem with ``box_rank_one``; CS, whos
 the budget sum_r alpha_ir <= C (MProt 10-11, ISVM F.3-F.4), with ``budget_rank_one``.
 
 The engine reads K B = K Z - s (K Z 1) 1^T for M = I - s 11^T from its outputs
-(``pattern_gradient``).  With a kernel it keeps U = K Z and sums the pattern's row for K Z 1: the
-visit has the whole row at hand (prefetched), and a step then changes only the classes that moved.
-With explicit weights it keeps X^T [Z, Z 1] (``state_coef``, ``sum_column``): a visit computes only
-its active classes' outputs, and the sum is one more of them rather than all L.  For M = I (WW, CS)
-K Z = K B and there is no sum column on either path.
+(``pattern_gradient``).  It keeps the row sums as one more column: U = K [Z, Z 1] with a kernel,
+X^T [Z, Z 1] with explicit weights (``state_coef``).  A transfer's partner scan then reads one
+entry of each partner's row for its sum rather than all L (inhibitory and LLW fits on yeast
+0.57-1.01x the time of summing the row, benchmarks/NOTES.md, stops 38-39), and on explicit
+weights a visit computes its active classes' outputs and the sum as one more.  For M = I (WW, CS)
+K Z = K B and there is no sum column.
 """
 
 from __future__ import annotations
@@ -63,10 +64,9 @@ def separable(kind: int, c: float) -> bool:
     return kind == SIGN and c == 0.0
 
 
-def state_width(kind: int, c: float, L: int, sum_column: bool = True) -> int:
-    """Columns of the engine's outputs: L, plus the row sums of K Z when M != I and the path
-    keeps them (``sum_column``: the explicit-weights path; the kernel path sums U's row)."""
-    return L + (sum_column and output_shift(kind, c, L) != 0.0)
+def state_width(kind: int, c: float, L: int) -> int:
+    """Columns of the engine's outputs: L, plus the row sums of K Z when M != I."""
+    return L + (output_shift(kind, c, L) != 0.0)
 
 
 @nb.njit(cache=True)
@@ -94,15 +94,10 @@ def activate_row(hi, cls, n_cls, i):
 
 @nb.njit(cache=True, inline="always")
 def row_shift(U, row: int, shift: float, L: int) -> float:
-    """s (K Z 1)_row from the outputs: their sum column, or the sum of the row's L entries."""
+    """s (K Z 1)_row from the outputs' sum column."""
     if shift == 0.0:
         return 0.0
-    if U.shape[1] > L:
-        return shift * U[row, L]
-    total = 0.0
-    for k in range(L):
-        total += U[row, k]
-    return shift * total
+    return shift * U[row, L]
 
 
 @nb.njit(cache=True, inline="always")
@@ -454,21 +449,18 @@ def biased_terms(
     return lin0 - free * pattern_transpose(kind, np.broadcast_to(b, lin0.shape), y_index)
 
 
-def state_coef(
-    kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float, sum_column: bool = True
-) -> np.ndarray:
-    """The engine's coefficients [Z, Z 1] (just Z when M = I or without ``sum_column``), so that
-    its outputs are K state_coef."""
+def state_coef(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float) -> np.ndarray:
+    """The engine's coefficients [Z, Z 1] (just Z when M = I), so that its outputs are
+    K state_coef."""
     Z, _ = dual_vectors(kind, alpha, y_index, c)
-    if state_width(kind, c, alpha.shape[1], sum_column) == alpha.shape[1]:
+    if state_width(kind, c, alpha.shape[1]) == alpha.shape[1]:
         return Z
     return np.column_stack([Z, Z.sum(axis=1)])
 
 
 def outputs_of_state(U: np.ndarray, kind: int, c: float, L: int) -> np.ndarray:
-    """K B (N, L) from the engine's outputs U = K [Z, Z 1] or U = K Z."""
+    """K B (N, L) from the engine's outputs U = K [Z, Z 1] (U = K Z when M = I)."""
     shift = output_shift(kind, c, L)
     if shift == 0.0:
         return U[:, :L]
-    sums = U[:, L:] if U.shape[1] > L else U.sum(axis=1, keepdims=True)
-    return U[:, :L] - shift * sums
+    return U[:, :L] - shift * U[:, L:]

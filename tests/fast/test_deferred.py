@@ -16,8 +16,16 @@ from msvm.fast import (
     WestonWatkinsSVC,
     engine,
 )
-from msvm.fast.engine import flush_pending, pending_arrays, pending_row, push_pending
-from msvm.fast.kernels import column_source, is_lru
+from msvm.fast.engine import (
+    add_column,
+    apply_or_defer,
+    flush_pending,
+    pending_arrays,
+    pending_row,
+    push_pending,
+)
+from msvm.fast.kernels import column_source, compute_column, get_column, is_lru
+from msvm.fast.transfer import add_difference
 
 MACHINES = [InhibitorySVC, WestonWatkinsSVC, CrammerSingerSVC, LeeLinWahbaSVC]
 
@@ -44,32 +52,67 @@ def digits():
 
 def test_pending_rows_and_flush_apply_every_deferred_step():
     """pending_row reads U plus the waiting steps; flush_pending applies them (a pattern twice,
-    as after a transfer to a partner that stepped too), on a cache of two slots, and caches the
-    columns it computed in the least recently used slots."""
+    as a transfer's partner and on its own) on a cache of two slots, and caches the columns it
+    computed in the least recently used slots.  On data whose dot products are exact (sixteenths)
+    both sum U bit for bit as the direct steps do: ``add_column`` for a step of its own,
+    ``add_difference`` for a transfer, in the steps' order, one of them on a cached column."""
     rng = np.random.default_rng(0)
     N, W, offset = 40, 4, 0.3
-    X = rng.normal(size=(N, 6))
-    K = kernel_matrix(X, X, "rbf", 0.2, 3, 0.0)
+    X = rng.integers(0, 17, size=(N, 6)) / 16.0
     source = column_source(X, "rbf", 0.2, 3, 0.0, 2 * N * 8 / 2**20)
     assert is_lru(source) and source[7].shape[0] == 2
+    K = np.empty((N, N))
+    for i in range(N):
+        compute_column(source, i, K[i])  # the direct steps' columns (K is symmetric)
+    np.testing.assert_allclose(K, kernel_matrix(X, X, "rbf", 0.2, 3, 0.0), rtol=1e-14, atol=1e-15)
     U = np.asfortranarray(rng.normal(size=(N, W)))
     expected = U.copy()
+    steps = [(3, -1), (17, 3), (25, -1), (9, 17), (3, -1)]
     pending, n = pending_arrays(source, W, 8, 4), 0
-    for i, sign in [(3, 1.0), (17, 1.0), (3, -1.0), (25, 1.0), (9, -1.0)]:
+    for i, q in steps:
         dS = rng.normal(size=W + 1)  # the sum column's entry is ignored when U is W wide
-        n = push_pending(i, dS, sign, source, pending, n)
-        expected += np.outer(K[:, i] + offset, sign * dS[:W])
+        n = push_pending(i, q, dS, source, pending, n)
+        if q < 0:
+            add_column(expected, K[i], offset, dS)
+        else:
+            add_difference(expected, K[i], K[q], dS)
+    np.testing.assert_allclose(  # and against the arithmetic written out
+        expected,
+        U + sum(np.outer(K[i] + offset * (q < 0) - K[max(q, 0)] * (q >= 0), pending[3][t])
+                for t, (i, q) in enumerate(steps)),  # fmt: skip
+        rtol=1e-12, atol=1e-12,
+    )  # fmt: skip
     row = np.empty(W)
     for i in (0, 3, 25, 39):
         pending_row(i, U, source, offset, pending, n, row)
-        np.testing.assert_allclose(row, expected[i], rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(row, expected[i])
     flush_pending(source, offset, U, pending, n)
-    np.testing.assert_allclose(U, expected, rtol=1e-13, atol=1e-13)
+    np.testing.assert_array_equal(U, expected)
     cache, slot_of, owner = source[7:10]
-    assert sorted(owner) == [9, 25]  # the last two computed
+    assert sorted(owner) == [3, 17]  # the last two computed (25 and 9 taken in between)
     for i in owner:
-        np.testing.assert_allclose(cache[slot_of[i]], K[:, i], rtol=1e-14, atol=1e-15)
-    assert np.all(slot_of[[3, 17]] == -1)
+        np.testing.assert_array_equal(cache[slot_of[i]], K[i])
+    assert np.all(slot_of[[9, 25]] == -1)
+    # a step on cached columns with none waiting is applied at once; with some waiting, it waits
+    # too, or with flush_first (the engine's choice with transfers) is applied after them
+    dS = rng.normal(size=W + 1)
+    for flush_first in (False, True):
+        source = column_source(X, "rbf", 0.2, 3, 0.0, 2 * N * 8 / 2**20)
+        get_column(source, 3), get_column(source, 17)  # the two slots
+        n = apply_or_defer(17, 3, dS, source, offset, U, pending, 0, flush_first)
+        add_difference(expected, K[17], K[3], dS)
+        assert n == 0
+        np.testing.assert_array_equal(U, expected)
+        n = apply_or_defer(9, -1, dS, source, offset, U, pending, 0, flush_first)
+        assert n == 1
+        np.testing.assert_array_equal(U, expected)
+        add_column(expected, K[9], offset, dS)
+        n = apply_or_defer(3, 17, dS, source, offset, U, pending, n, flush_first)
+        add_difference(expected, K[3], K[17], dS)
+        assert n == (0 if flush_first else 2)
+        if n:
+            flush_pending(source, offset, U, pending, n)
+        np.testing.assert_array_equal(U, expected)
 
 
 @pytest.mark.parametrize("Machine", MACHINES)
@@ -78,8 +121,10 @@ def test_pending_rows_and_flush_apply_every_deferred_step():
 def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait, digits, stores,
                                              monkeypatch):  # fmt: skip
     """On 20 of 300 columns cached, at C = 10 (well past the epoch where transfers start), a
-    fit with the updates deferred takes the same steps as one with every update at once: the
-    same step count and the same dual variables up to rounding."""
+    fit with the updates deferred takes the same steps as one with every update at once: on
+    digits / 16, whose dot products are exact, the deferred steps sum the outputs as the direct
+    ones do (``flush_pending``), so the step count and the dual variables are the same bit for
+    bit."""
     X, y = digits
     params = dict(C=10.0, cache_size=0.05, tol=1e-6, max_iter=100_000, random_state=0,
                   fit_intercept=fit_intercept)  # fmt: skip
@@ -92,9 +137,8 @@ def test_deferred_epochs_take_the_same_steps(Machine, fit_intercept, batch, wait
     direct, deferred = fits
     assert direct.n_iter_ > engine.TRANSFERS_FROM
     assert deferred.n_steps_ == direct.n_steps_
-    assert deferred.dual_objective_ == pytest.approx(direct.dual_objective_, rel=1e-11)
-    scale = np.abs(direct.dual_coef_).max()
-    np.testing.assert_allclose(deferred.dual_coef_, direct.dual_coef_, atol=1e-8 * scale)
+    assert deferred.dual_objective_ == direct.dual_objective_
+    np.testing.assert_array_equal(deferred.dual_coef_, direct.dual_coef_)
 
 
 @pytest.mark.parametrize(

@@ -125,12 +125,11 @@ def test_budget_violation_is_zero_exactly_at_the_subproblem_optimum():
     assert budget_violation(L, g0, alpha, hi) > 0.1
 
 
-@pytest.mark.parametrize("sum_column", [True, False])
 @pytest.mark.parametrize("kind, c", [(SIGN, 0.1), (SIGN, 0.25), (LLW, 0.25), (WW, -1.0)])
-def test_pattern_gradient_reads_the_outputs_with_or_without_the_sum_column(kind, c, sum_column):
-    """The kernel path keeps U = K Z and sums its row, the explicit-weights path keeps the sum
-    column K Z 1: both give the dual gradient lin - S^T (K B) computed here from K B directly,
-    and so does the transfers' one-variable reading (transfer.variable_gradient)."""
+def test_pattern_gradient_reads_the_outputs_and_their_sum_column(kind, c):
+    """The engine keeps U = K [Z, Z 1] (K Z for WW): its reading gives the dual gradient
+    lin - S^T (K B) computed here from K B directly, and so does the transfers' one-variable
+    reading (transfer.variable_gradient)."""
     rng = np.random.default_rng(3)
     N, L = 7, 4
     A = rng.normal(size=(N, 3))
@@ -140,8 +139,8 @@ def test_pattern_gradient_reads_the_outputs_with_or_without_the_sum_column(kind,
     lin = rng.normal(size=(N, L))
     _, B = dual_vectors(kind, alpha, y_index, c)
     expected = lin - pattern_transpose(kind, K @ B, y_index)
-    U = np.asfortranarray(K @ state_coef(kind, alpha, y_index, c, sum_column))
-    assert U.shape[1] == state_width(kind, c, L, sum_column)
+    U = np.asfortranarray(K @ state_coef(kind, alpha, y_index, c))
+    assert U.shape[1] == state_width(kind, c, L) == L + (kind != WW)
     np.testing.assert_allclose(outputs_of_state(U, kind, c, L), K @ B, atol=1e-12)
     every, g = np.arange(L).reshape(1, L), np.empty(L)
     for i in range(N):

@@ -62,7 +62,7 @@ def random_state_of(kind, rng, N=8, L=4, C=1.0, duplicate=False):
         alpha = np.where((mass > C) | full, alpha * C / np.maximum(mass, 1e-300), alpha)
         alpha = np.minimum(alpha, hi)
     shift = {SIGN: c, LLW: 1.0 / L}.get(kind, 0.0)
-    U = np.asfortranarray(K @ state_coef(kind, alpha, y, c, sum_column=False))  # as the kernel path
+    U = np.asfortranarray(K @ state_coef(kind, alpha, y, c))
     return K, y, hi, lin, c, alpha, shift, U
 
 
