@@ -384,13 +384,12 @@ def kernel_entry(x, y, sq_x, sq_y, params):
 
 def pending_arrays(source, W: int, batch: int, n_partners: int):
     """The store of up to ``batch`` deferred steps for ``kernel_epoch``: their patterns and
-    transfer partners (-1: none), the two data rows with the squared norm last, changes dS (W
-    each), room for their 2 batch columns; a data row; a column's worth of kernel entries and
-    n_partners + 2 rows of outputs for transfers."""
+    transfer partners (rows 0 and 1; -1: none) and those two data rows with the squared norm
+    last, changes dS (W each), room for their 2 batch columns; a data row; a column's worth of
+    kernel entries and n_partners + 2 rows of outputs for transfers."""
     d, N = source[3].shape
     return (
-        np.empty(batch, dtype=np.int64),
-        np.empty(batch, dtype=np.int64),
+        np.empty((2, batch), dtype=np.int64),
         np.empty((2, batch, d + 1)),
         np.empty((batch, W)),
         np.empty((2 * batch, N)),
@@ -407,7 +406,7 @@ def pending_row(i, U, source, offset, pending, n_pending, out):
     outputs while the steps' columns wait, summed as ``add_column`` and ``add_difference`` sum
     them."""
     XT, sq_norms, params = source[3], source[4], source[5]
-    partner, Xp, D, x_i = pending[1], pending[2], pending[3], pending[5]
+    partner, Xp, D, x_i = pending[0][1], pending[1], pending[2], pending[4]
     d = XT.shape[0]
     for j in range(U.shape[1]):
         out[j] = U[i, j]
@@ -429,11 +428,11 @@ def pending_row(i, U, source, offset, pending, n_pending, out):
 def push_pending(i, q, dS, source, pending, n_pending):
     """Defer the step Z_i += dS (and Z_q -= dS for a partner q >= 0); returns the new count."""
     XT, sq_norms = source[3], source[4]
-    who, partner, Xp, D = pending[:4]
+    pats, Xp, D = pending[:3]
     d = XT.shape[0]
-    who[n_pending], partner[n_pending] = i, q
+    pats[0, n_pending], pats[1, n_pending] = i, q
     for s in range(2 if q >= 0 else 1):
-        p = i if s == 0 else q
+        p = pats[s, n_pending]
         for f in range(d):
             Xp[s, n_pending, f] = XT[f, p]
         Xp[s, n_pending, d] = sq_norms[p]
@@ -471,13 +470,13 @@ def flush_pending(source, offset, U, pending, n_pending):
     step is applied (a slot taken earlier could hold a column that a later step reads)."""
     XT, sq_norms, params = source[3], source[4], source[5]
     cache, slot_of, _, last_used, clock = source[7:12]
-    who, partner, Xp, D, G = pending[:5]
+    pats, Xp, D, G = pending[:4]
     kind, gamma, degree, coef0 = int(params[0]), params[1], int(params[2]), params[3]
     row_of = np.full((2, n_pending), -1, dtype=np.int64)  # G's row with the column, or -1
     m = 0
     for t in range(n_pending):
-        for s in range(2 if partner[t] >= 0 else 1):
-            if slot_of[who[t] if s == 0 else partner[t]] < 0:
+        for s in range(2 if pats[1, t] >= 0 else 1):
+            if slot_of[pats[s, t]] < 0:
                 row_of[s, t] = m
                 m += 1
     if m > 0:
@@ -492,15 +491,15 @@ def flush_pending(source, offset, U, pending, n_pending):
             for s in range(2):
                 r = row_of[s, t]
                 if r >= 0:
-                    p = who[t] if s == 0 else partner[t]
-                    finish_column(G[r], G[r], sq_norms, p, kind, gamma, degree, coef0)
+                    finish_column(G[r], G[r], sq_norms, pats[s, t], kind, gamma, degree, coef0)
     for t in range(n_pending):
-        col_i = flushed_column(who[t], row_of[0, t], G, source)
-        col_q = col_i if partner[t] < 0 else flushed_column(partner[t], row_of[1, t], G, source)
-        apply_step(U, col_i, col_q, partner[t], offset, D[t])
+        i, q = pats[0, t], pats[1, t]
+        col_i = flushed_column(i, row_of[0, t], G, source)
+        col_q = col_i if q < 0 else flushed_column(q, row_of[1, t], G, source)
+        apply_step(U, col_i, col_q, q, offset, D[t])
     for t in range(n_pending):
         for s in range(2):
-            r, p = row_of[s, t], who[t] if s == 0 else partner[t]
+            r, p = row_of[s, t], pats[s, t]
             if r >= 0 and slot_of[p] < 0:  # (a pattern twice: cached by its first)
                 slot = take_slot(source, p)
                 for n in range(G.shape[1]):  # (entry by entry, as A above)
@@ -522,8 +521,8 @@ def apply_or_defer(i, q, dS, source, offset, U, pending, n_pending, flush_first)
         n_pending = push_pending(i, q, dS, source, pending, n_pending)
         flush_pending(source, offset, U, pending, n_pending)
         return np.int64(0)
-    col_i = flushed_column(i, -1, pending[4], source)
-    col_q = col_i if q < 0 else flushed_column(q, -1, pending[4], source)
+    col_i = flushed_column(i, -1, pending[3], source)
+    col_q = col_i if q < 0 else flushed_column(q, -1, pending[3], source)
     apply_step(U, col_i, col_q, q, offset, dS)
     return n_pending
 
@@ -541,7 +540,7 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
     alpha, _, _, y_index, kdiag, cls, _, partners = dual
     if transfers:
         XT, sq_norms, params, cache, slot_of = source[3], source[4], source[5], source[7], source[8]
-        x_i, col, saved = pending[5:]
+        x_i, col, saved = pending[4:]
         rows = partners[i]
         synced = 0
         for p in range(-1, rows.size if n_pending > 0 else -1):
@@ -581,7 +580,7 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
     # (with transfers a step on cached columns flushes the waiting ones: every transfer syncs its
     # partners' rows against each waiting step, ``pending_row``)
     n_pending = apply_or_defer(i, q, work[7], source, offset, U, pending, n_pending, transfers)
-    if n_pending == pending[0].size:
+    if n_pending == pending[0].shape[1]:
         flush_pending(source, offset, U, pending, n_pending)
         n_pending = np.int64(0)  # (not a literal 0: kernel_epoch's docstring)
     return True, n_pending

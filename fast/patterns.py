@@ -25,9 +25,9 @@ the budget sum_r alpha_ir <= C (MProt 10-11, ISVM F.3-F.4), with ``budget_rank_o
 The engine reads K B = K Z - s (K Z 1) 1^T for M = I - s 11^T from its outputs
 (``pattern_gradient``).  It keeps the row sums as one more column: U = K [Z, Z 1] with a kernel,
 X^T [Z, Z 1] with explicit weights (``state_coef``).  A transfer's partner scan then reads one
-entry of each partner's row for its sum rather than all L (inhibitory and LLW fits on yeast
-0.57-1.01x the time of summing the row, benchmarks/NOTES.md, stops 38-39), and on explicit
-weights a visit computes its active classes' outputs and the sum as one more.  For M = I (WW, CS)
+entry of each partner's row for its sum rather than all L (yeast: 0.83-0.86x at stop 38, per-round
+medians 0.83-1.05x at stop 39, benchmarks/NOTES.md), and on explicit weights a visit computes its
+active classes' outputs and the sum as one more.  For M = I (WW, CS)
 K Z = K B and there is no sum column.
 """
 

@@ -78,7 +78,7 @@ def test_pending_rows_and_flush_apply_every_deferred_step():
             add_difference(expected, K[i], K[q], dS)
     np.testing.assert_allclose(  # and against the arithmetic written out
         expected,
-        U + sum(np.outer(K[i] + offset * (q < 0) - K[max(q, 0)] * (q >= 0), pending[3][t])
+        U + sum(np.outer(K[i] + offset * (q < 0) - K[max(q, 0)] * (q >= 0), pending[2][t])
                 for t, (i, q) in enumerate(steps)),  # fmt: skip
         rtol=1e-12, atol=1e-12,
     )  # fmt: skip
