@@ -1539,7 +1539,11 @@ class DecompositionSolver:
         dual_terms = (self.kind, self.c, self.lin, self.hi, self.y_index)
         newton = FaceNewton(*dual_terms, data.X, self.offset, damping)
 
+        step_ns = self._linear_step_cost(data)
+
         def polish(patterns):
+            if not newton.due(self.n_steps * step_ns):
+                return None
             with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
                 return newton.step(alpha, patterns, Wt, w0)
 

@@ -193,6 +193,9 @@ def test_crammer_singer_refuses_single_variable_solvers_and_bad_costs(wine):
         CrammerSingerSVC(solver="smo").fit(X, y)
     with pytest.raises(ValueError, match="cost"):
         CrammerSingerSVC(cost=np.ones((2, 2))).fit(X, y)
+    for cost in ({0: 1.0}, [[0, 1, 1], [1, 0]], [["a"] * 3] * 3):  # not a matrix of numbers
+        with pytest.raises(ValueError, match="cost must be a finite"):
+            CrammerSingerSVC(cost=cost).fit(X, y)
 
 
 @pytest.mark.parametrize("Estimator", [InhibitorySVC, OneVsAllSVC])

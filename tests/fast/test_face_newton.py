@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
 from msvm.fast import (
@@ -266,3 +267,26 @@ def test_damping_never_falls_below_its_floor():
     newton.damping = 1e-30
     newton.step(alpha, np.arange(alpha.shape[0]), Wt, w0)
     assert newton.damping >= face_newton.DAMPING_FLOOR
+
+
+def test_steps_fixed_costs_stay_within_a_share_of_the_epochs_work(monkeypatch):
+    """A tiny problem at a huge effective C (iris x 1e5 with the linear kernel, C = 1e10) whose
+    epochs cost microseconds: the steps taken, at STEP_OVERHEAD_NS each, stay within
+    ALLOWANCE_NS or WORK_SHARE of the epochs' modelled work.  Before the bound a step came every
+    few epochs (one per 3.7 here), and such fits ran for minutes."""
+    taken = []
+
+    class Counted(FaceNewton):
+        def step(self, *args):
+            taken.append(1)
+            return super().step(*args)
+
+    monkeypatch.setattr(engine, "FaceNewton", Counted)
+    X, y = datasets.load("iris")
+    machine = LeeLinWahbaSVC(kernel="linear", max_iter=12_000, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        machine.fit(X * 1e5, y)
+    step_ns = engine.LINEAR_STEP_NS[0] + engine.LINEAR_STEP_NS[1] * X.shape[1] * 3
+    work = face_newton.WORK_SHARE * machine.n_steps_ * step_ns
+    allowed = max(face_newton.ALLOWANCE_NS, work) / face_newton.STEP_OVERHEAD_NS
+    assert 0 < len(taken) <= allowed  # (the code before the bound: 3 276 steps)
