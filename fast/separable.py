@@ -18,7 +18,10 @@ gradient pointing out are set aside; when the active set meets ``tol`` the outpu
 variable are brought up to date (one kernel column for each variable moved since) and all are
 checked again.  Each step costs O(active), where a pattern step of the engine costs O(N) per
 class moved.  The pair steps matter where the kernel is wide and C large: glass at C = 1000,
-gamma = scale / 10 took 0.5 s with single steps and 0.03 s with pairs (SVC: 3 ms).
+gamma = scale / 10 took 0.5 s with single steps and 0.03 s with pairs (SVC: 3 ms).  A class
+whose steps reach the interior-point method's modelled cost for it is moved to that method's
+optimum by the engine, and its steps go on from there (``DecompositionSolver._exact_class``:
+where the kernel's entries are huge against C the steps alone spent the 10^7-step budget).
 """
 
 from __future__ import annotations

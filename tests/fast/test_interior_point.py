@@ -21,6 +21,7 @@ from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
     LeeLinWahbaSVC,
+    OneVsAllSVC,
     WestonWatkinsSVC,
     engine,
     interior_point,
@@ -212,6 +213,78 @@ def test_snapped_point_meets_the_kkt_conditions(Machine):
     violation = np.where(at_zero, np.maximum(gradient, 0.0), np.abs(gradient))
     violation = np.where(at_hi, np.maximum(-gradient, 0.0), violation)
     assert violation[hi > 0].max() < 1e-6 * np.abs(lin).max()
+
+
+def huge_iris(scale=1e3):
+    """Iris times ``scale`` (X) and as a linear Gram matrix (K): entries ~5e7 against C = 1,
+    raw data's C times scale^2, where the dual's gradient is lin - Q alpha with max |Q alpha| ~
+    1e9 and the KKT test is absolute."""
+    X, y = datasets.load("iris")
+    X = X * scale
+    return X, X @ X.T, y
+
+
+def kkt_violation(K, lin, hi, sigma, s, alpha):
+    """The largest KKT violation of alpha: |g| on the free variables, g at 0, -g at hi."""
+    gradient = lin - sigma * hessian_product(K, sigma * alpha, s)
+    free = (alpha > 0.0) & (alpha < hi)
+    return np.where(free, np.abs(gradient), np.where(alpha <= 0.0, gradient, -gradient)).max()
+
+
+@pytest.mark.parametrize("Machine", [OneVsAllSVC, *KRONECKER])
+def test_the_residual_meets_a_share_of_tol_where_the_held_outputs_are_huge(Machine):
+    # A switch's run on 60 of the patterns of iris times 1 000, the others held at the optimum:
+    # their outputs make |lin| ~1e8, and the relative test alone (tol = inf) stops with a dual
+    # residual of 0.07-1 (the snapped point then violated the KKT conditions by 1-100, and the
+    # epochs spent the step budget); with tol it is at most TOL_SHARE tol.
+    X, K, y = huge_iris()
+    y_index = np.unique(y, return_inverse=True)[1]
+    machine = Machine(C=1.0)
+    lin, free = machine._dual_terms(y_index, 3)
+    hi = 1.0 * free
+    s = {OneVsAllSVC: 0.0, InhibitorySVC: machine._inhibition(3), LeeLinWahbaSVC: 1 / 3}[Machine]
+    sigma = pattern_apply(machine._kind, np.ones_like(lin), y_index)
+    P = np.sort(np.random.default_rng(0).choice(len(y), 60, replace=False))
+    R = np.setdiff1d(np.arange(len(y)), P)
+    optimum = Machine(kernel="linear", C=1.0, tol=1e-6, random_state=0).fit(X, y).dual_coef_
+    held = K[np.ix_(P, R)] @ (sigma[R] * optimum[R])
+    lin_P, hi_P, sigma_P, K_PP = (
+        lin[P] - sigma[P] * (held @ (np.eye(3) - s)),
+        hi[P],
+        sigma[P],
+        K[np.ix_(P, P)],
+    )
+    assert np.abs(lin_P).max() > 1e7
+    residuals = []
+    for tol in (np.inf, 1e-3):
+        x, lower, upper, steps = interior_point.interior_point(
+            K_PP, lin_P, hi_P, sigma_P, s, False, tol
+        )
+        assert steps < interior_point.MAX_ITER
+        residual = sigma_P * hessian_product(K_PP, sigma_P * x, s) - lin_P - lower + upper
+        residuals.append(np.abs(residual[hi_P > 0]).max())
+    bound = interior_point.TOL_SHARE * 1e-3
+    assert residuals[0] > 100 * bound
+    assert residuals[1] <= bound
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("Machine", [OneVsAllSVC, *MACHINES])
+def test_a_gram_matrix_of_huge_entries_fits_as_its_features_do(Machine, seed):
+    # Iris times 1 000, C = 1, the default settings: the precomputed Gram matrix (the kernel
+    # path, its interior point and the one-vs-all classes' switch to it) converges to tol as
+    # the linear kernel on the features does (the linear path's solvers), to the same optimum.
+    # Before, one-vs-all spent the 10^7-step budget (6 s, a ConvergenceWarning) and the coupled
+    # machines took 0.5-5 s.
+    X, K, y = huge_iris()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        kernel = Machine(kernel="precomputed", C=1.0, random_state=seed).fit(K, y)
+        linear = Machine(kernel="linear", C=1.0, random_state=seed).fit(X, y)
+    assert kernel.kkt_violation_ <= kernel.tol
+    assert kernel.n_steps_ < 200_000
+    assert kernel.dual_objective_ == pytest.approx(linear.dual_objective_, rel=1e-5)
+    np.testing.assert_array_equal(kernel.predict(K), linear.predict(X))
 
 
 @pytest.mark.parametrize("L", [3, 6])
