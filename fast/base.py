@@ -34,7 +34,9 @@ from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.engine import (
     DecompositionSolver,
     LinearData,
+    epoch_limit,
     outputs_from_coef,
+    step_budget,
     weights_of_state,
 )
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
@@ -292,10 +294,13 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
 
         n_iter = n_steps = 0
 
-        def run(b):  # one engine run at bias b
-            nonlocal n_iter, n_steps, violation
+        def run(b, limits=None):  # one engine run at bias b (within limits: epochs, steps)
+            nonlocal n_iter, n_steps, violation, last_bias
+            last_bias = b
             lin = biased_terms(self._kind, lin0, free, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
+            if limits is not None:
+                solver.epochs, solver.budget = limits
             if linear:
                 iters, violation = solver.solve_linear(data, alpha, W, w0)
             else:
@@ -303,12 +308,13 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             n_iter += iters
             n_steps += solver.n_steps
 
-        violation = np.inf
+        violation, last_bias = np.inf, b
         b = augmented_lagrangian(run, self._kind, alpha, y_index, c, rho, b, self.tol)
-        # the state recomputed from alpha where rounding may have moved it (DRIFT_SHARE), and
-        # the epochs run again from there while the recomputed violation exceeds tol where the
-        # run had ended by its own test
-        lin = biased_terms(self._kind, lin0, free, b, y_index)
+        # The state recomputed from alpha where rounding may have moved it (DRIFT_SHARE), at the
+        # bias of the last run (augmented_lagrangian returns the next one); where the run had
+        # ended by its own test and the recomputed violation exceeds tol, the epochs go on from
+        # there within what is left of max_iter and the step budget (the pattern-wise engine).
+        lin = biased_terms(self._kind, lin0, free, last_bias, y_index)
         claimed, steps = violation, n_steps
         for refresh in range(REFRESHES + 1):
             state = (data, W, w0) if linear else (source, U)
@@ -322,20 +328,25 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             else:
                 _, U = state
             violation = exact
+            epochs_left = epoch_limit(self.max_iter) - n_iter
+            steps_left = step_budget(self.max_iter, y_index.size) - n_steps
             if exact <= self.tol or claimed > self.tol or refresh == REFRESHES:
                 break  # (claimed > tol: max_iter or the step budget ended the run)
+            if self.solver != "dcd" or epochs_left <= 0 or steps_left <= 0:
+                break
             before = n_steps
-            run(b)
+            run(last_bias, (epochs_left, steps_left))
             claimed, steps = violation, n_steps - before
         if exact is not None and exact > self.tol:
             if claimed <= self.tol or rounding >= 0.01 * self.tol:
                 warnings.warn(
                     f"The KKT violation recomputed from the dual variables is {exact:.2e} > "
-                    f"tol={self.tol:g}: each update of the {'weights' if linear else 'outputs'}"
-                    f" kept during the fit may round them by {rounding:.1e}. Rescale the "
-                    "features or the kernel (or raise tol).",
+                    f"tol={self.tol:g}, where the fit's own test, on the "
+                    f"{'weights' if linear else 'outputs'} it kept by increments (each may "
+                    f"round them by {rounding:.1e}), found {claimed:.2e}. Rescale the features "
+                    "or the kernel (or raise tol).",
                     ConvergenceWarning,
-                    stacklevel=2,
+                    stacklevel=4,
                 )
         self.n_iter_ = n_iter
         self.n_steps_ = n_steps
@@ -385,9 +396,15 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         step = float(hi.max(initial=0.0)) * hi.shape[1]  # a step's change of a state entry
         if len(state) == 3:  # W += x_i^T dS_i, read as outputs x W + w0
             data, W, w0 = state
-            row_sums = float(np.asarray(abs(data.X).sum(axis=1)).max(initial=0.0))
-            largest = float(abs(data.X).max())
+            # ||x_i||_1 <= sqrt(d) ||x_i||_2 first (no pass over X), the exact 1-norms only
+            # where that bound does not settle it
+            norm = float(np.sqrt(data.sq_norms.max(initial=0.0)))
+            row_sums, largest = np.sqrt(data.X.shape[1]) * norm, norm
             size = row_sums * (float(np.abs(W).max(initial=0.0)) + largest * step)
+            if steps * np.finfo(float).eps * size > DRIFT_SHARE * self.tol:
+                row_sums = float(np.asarray(abs(data.X).sum(axis=1)).max(initial=0.0))
+                largest = float(abs(data.X).max())
+                size = row_sums * (float(np.abs(W).max(initial=0.0)) + largest * step)
         else:  # U += (K + rho) dS_i, |K_ij| <= the largest diagonal entry
             source, U = state
             kdiag = np.empty(U.shape[0])

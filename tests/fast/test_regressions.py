@@ -167,20 +167,23 @@ def test_linear_weights_are_those_of_the_dual_variables(Machine):
     # Iris's features times 1 000 on the linear kernel: every step's product x_i dS_i rounds by
     # ~1e-7 of outputs ~5e8, and the engine's test passed on drifted weights (a violation of
     # 1.6-1.9e-3 recomputed from the dual variables, before).  The fit must converge by what
-    # its dual variables give: coef_ is X^T B, and the KKT violation there meets tol.
+    # its dual variables give: coef_ is X^T B, its KKT violation computed here meets tol (WW;
+    # CS's test is per budget), and it is the optimum the kernel path reaches on X X^T.
     X, y = datasets.load("iris")
     X = X * 1e3
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         clf = Machine(kernel="linear", C=1.0, random_state=0).fit(X, y)
+        gram = Machine(kernel="precomputed", C=1.0, random_state=0).fit(X @ X.T, y)
     y_index = clf._y_index
     lin, free = clf._dual_terms(y_index, 3)
     Z, B = dual_vectors(clf._kind, clf.dual_coef_, y_index, clf._inhibition(3))
     W = X.T @ B
     np.testing.assert_allclose(clf.coef_, W.T, rtol=0, atol=1e-9 * np.abs(W).max())
-    gradient = lin - pattern_transpose(clf._kind, X @ W, y_index)
     assert clf.kkt_violation_ <= clf.tol
-    if Machine is WestonWatkinsSVC:  # (CS: the budget's test, maxG - minG, is the engine's)
+    assert clf.dual_objective_ == pytest.approx(gram.dual_objective_, rel=1e-6)
+    if Machine is WestonWatkinsSVC:
+        gradient = lin - pattern_transpose(clf._kind, X @ W, y_index)
         alpha, free = clf.dual_coef_, free > 0
         at_zero, at_hi = (alpha <= 0.0) & free, (alpha >= 1.0) & free
         violation = np.where(at_zero, gradient, np.where(at_hi, -gradient, np.abs(gradient)))
