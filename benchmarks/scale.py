@@ -94,7 +94,7 @@ for module in [m for n, m in sorted(sys.modules.items()) if n.startswith("msvm."
     for name, f in sorted(vars(module).items()):
         if isinstance(f, numba.core.registry.CPUDispatcher) and f.__module__ == module.__name__:
             if len(f.signatures) > 1:
-                literal = sorted({f"argument {k}: {a}" for s in f.signatures
+                literal = sorted({f"`argument {k}: {a}`" for s in f.signatures
                                   for k, a in enumerate(s) if isinstance(a, numba.types.Literal)})
                 print(f"| {module.__name__}.{name} | {len(f.signatures)} | {'; '.join(literal)} |")
 """
