@@ -274,6 +274,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self._selection = self._resolve_selection(c, X.shape[0])
         linear = self.kernel == "linear" and self.solver == "dcd" and self._selection == "cyclic"
         rho = self._bias_penalty(X, linear, C) if self.fit_intercept else 0.0
+        k_max = None  # (the kernel path's largest entry)
         if linear:
             data = LinearData(X)
             check_fit_scale(float(data.sq_norms.max()) + rho, hi, L)
@@ -289,7 +290,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             )
             kdiag = np.empty(X.shape[0])
             kernel_diagonal(source, kdiag)
-            check_fit_scale(float(np.abs(kdiag).max()) + rho, hi, L)
+            k_max = float(np.abs(kdiag).max())  # |K_ij| <= the largest diagonal entry
+            check_fit_scale(k_max + rho, hi, L)
             U = self._outputs(source, rho, alpha, y_index, c)
 
         n_iter = n_steps = 0
@@ -319,7 +321,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         for refresh in range(REFRESHES + 1):
             state = (data, W, w0) if linear else (source, U)
             state, exact, rounding = self._recheck_state(
-                state, rho, alpha, y_index, c, lin, hi, steps
+                state, k_max, rho, alpha, y_index, c, lin, hi, steps
             )
             if exact is None:
                 break
@@ -328,10 +330,10 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             else:
                 _, U = state
             violation = exact
-            epochs_left = epoch_limit(self.max_iter) - n_iter
-            steps_left = step_budget(self.max_iter, y_index.size) - n_steps
             if exact <= self.tol or claimed > self.tol or refresh == REFRESHES:
                 break  # (claimed > tol: max_iter or the step budget ended the run)
+            epochs_left = epoch_limit(self.max_iter) - n_iter
+            steps_left = step_budget(self.max_iter, y_index.size) - n_steps
             if self.solver != "dcd" or epochs_left <= 0 or steps_left <= 0:
                 break
             before = n_steps
@@ -386,35 +388,34 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self._fit_probability(X, y_index)  # probability=True: msvm.fast.calibration
         return self
 
-    def _recheck_state(self, state, rho, alpha, y_index, c, lin, hi, steps):
-        """``state`` -- (data, W, w0) on the linear path, (source, U) on the kernel path -- as
-        the fit's ``steps`` left it, or, where their increments could have rounded the outputs
-        by more than DRIFT_SHARE tol (each by eps times the state's size and a step's: the
-        product x_i dS_i rounds too, and on the features times 1e5 its rounding, not W's, made
-        coef_ drift by 10 %), the weights or outputs recomputed from ``alpha``, with the KKT
-        violation at ``lin`` (else None) and each increment's rounding."""
+    def _recheck_state(self, state, k_max, rho, alpha, y_index, c, lin, hi, steps):
+        """``state`` -- (data, W, w0) on the linear path, (source, U) on the kernel path, whose
+        largest kernel entry is ``k_max`` -- as the fit's ``steps`` left it, or, where their
+        increments could have rounded the outputs by more than DRIFT_SHARE tol (each by eps
+        times the state's size and a step's: the product x_i dS_i rounds too, and on the
+        features times 1e5 its rounding, not W's, made coef_ drift by 10 %), the weights or
+        outputs recomputed from ``alpha``, with the KKT violation at ``lin`` (else None) and
+        each increment's rounding."""
         step = float(hi.max(initial=0.0)) * hi.shape[1]  # a step's change of a state entry
-        if len(state) == 3:  # W += x_i^T dS_i, read as outputs x W + w0
+        linear = len(state) == 3
+        if linear:  # W += x_i^T dS_i, read as outputs x W + w0
             data, W, w0 = state
+            w_max = float(np.abs(W).max(initial=0.0))
             # ||x_i||_1 <= sqrt(d) ||x_i||_2 first (no pass over X), the exact 1-norms only
             # where that bound does not settle it
             norm = float(np.sqrt(data.sq_norms.max(initial=0.0)))
-            row_sums, largest = np.sqrt(data.X.shape[1]) * norm, norm
-            size = row_sums * (float(np.abs(W).max(initial=0.0)) + largest * step)
+            size = np.sqrt(data.X.shape[1]) * norm * (w_max + norm * step)
             if steps * np.finfo(float).eps * size > DRIFT_SHARE * self.tol:
                 row_sums = float(np.asarray(abs(data.X).sum(axis=1)).max(initial=0.0))
-                largest = float(abs(data.X).max())
-                size = row_sums * (float(np.abs(W).max(initial=0.0)) + largest * step)
-        else:  # U += (K + rho) dS_i, |K_ij| <= the largest diagonal entry
+                size = row_sums * (w_max + float(abs(data.X).max()) * step)
+        else:  # U += (K + rho) dS_i, |K_ij| <= k_max
             source, U = state
-            kdiag = np.empty(U.shape[0])
-            kernel_diagonal(source, kdiag)
-            size = float(np.abs(U).max(initial=0.0)) + (kdiag.max() + rho) * step
+            size = float(np.abs(U).max(initial=0.0)) + (k_max + rho) * step
         rounding = np.finfo(float).eps * size
         if not steps * rounding > DRIFT_SHARE * self.tol:
             return state, None, rounding
-        S = state_coef(self._kind, alpha, y_index, c)
-        if len(state) == 3:
+        if linear:
+            S = state_coef(self._kind, alpha, y_index, c)
             W, w0 = np.asfortranarray(weights_of_state(data.X, S)), rho * S.sum(axis=0)
             state, outputs = (data, W, w0), np.asarray(data.X @ W) + w0
         else:
