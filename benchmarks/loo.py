@@ -1,17 +1,19 @@
 """Warm-started leave-one-out along a C grid (msvm.fast.loo) against refits from scratch.
 
     python benchmarks/loo.py [--dataset wine] [--n-samples 100] [--gamma 5] [--C-step 0.5]
-        [--machines inhibitory ...]
+        [--preprocessing standardise] [--machines inhibitory ...]
 
-One task of the robustness study (ISVM §9): a random subset of a bundled data set, the paper's
-normalised Gaussian exp(-g ||x - x'||^2 / M), the C grid 0.1, 0.6, ..., 49.6. For every machine it
-times, in the same run, (a) ``leave_one_out_path`` (one Gram matrix, warm starts along C, folds
-seeded from the full-data solution) and (b) the plain way: for every C, N fits from scratch on the
-other N - 1 points (the estimator on the precomputed Gram matrix, so kernel time is excluded from
-the baseline too), predicting the left-out point; and (c) the same engine path with every fit and
-fold started from alpha = 0 (the solver's share of the saving, without API overhead). Prints and
-writes a Markdown table with the speed-ups and the agreement of the predictions. Goal of issue 6:
->= 10x with identical accuracies.
+One task of the robustness study (ISVM §9): a random subset of a bundled data set, scaled as the
+study scales it (``robustness.preprocess`` fitted on the subset, by default ``standardise`` as
+the study's default), the paper's normalised Gaussian exp(-g ||x - x'||^2 / M), the C grid 0.1,
+0.6, ..., 49.6.  For every machine it times, in the same run, (a) ``leave_one_out_path`` (one
+Gram matrix, warm starts along C, folds seeded from the full-data solution) and (b) the plain
+way: for every C, N fits from scratch on the other N - 1 points (the estimator on the
+precomputed Gram matrix, so kernel time is excluded from the baseline too), predicting the
+left-out point; and (c) the same engine path with every fit and fold started from alpha = 0 (the
+solver's share of the saving, without API overhead).  Prints and writes a Markdown table with
+the speed-ups and the agreement of the predictions.  Goal of issue 6: >= 10x with identical
+accuracies.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from sklearn.base import clone
 
 from msvm.core.kernels import isvm_gamma, kernel_matrix
 from msvm.fast.loo import leave_one_out_path
-from msvm.verify.robustness import MACHINES, draw_subset, load_dataset
+from msvm.verify.robustness import MACHINES, PREPROCESSING, draw_subset, load_dataset, preprocess
 
 
 def refit_path(estimator, K, y, Cs):
@@ -49,11 +51,12 @@ def main() -> None:
     parser.add_argument("--gamma", type=float, default=5.0)
     parser.add_argument("--C-step", type=float, default=0.5)
     parser.add_argument("--C-max", type=float, default=50.0)
+    parser.add_argument("--preprocessing", default="standardise", choices=list(PREPROCESSING))
     parser.add_argument("--machines", nargs="+", choices=list(MACHINES), default=list(MACHINES))
     args = parser.parse_args()
     X, y = load_dataset(args.dataset)
     idx = draw_subset(y, args.n_samples, 0, args.dataset, 0)
-    Xs, ys = X[idx], y[idx]
+    Xs, ys = preprocess(X[idx], args.preprocessing), y[idx]
     K = kernel_matrix(Xs, Xs, "rbf", isvm_gamma(args.gamma, X.shape[1]))
     Cs = np.arange(0.1, args.C_max, args.C_step)
     leave_one_out_path(MACHINES["inhibitory"](kernel="precomputed"), K, ys, [1.0])  # compile
@@ -84,7 +87,8 @@ def main() -> None:
         print(lines[-1], flush=True)
     title = (
         f"### Leave-one-out along C = {Cs[0]:g}, {Cs[1]:g}, ..., {Cs[-1]:g} ({Cs.size} values), "
-        f"{args.dataset} subset of {args.n_samples}, g = {args.gamma:g}: warm path vs refits\n\n"
+        f"{args.dataset} subset of {args.n_samples} ({args.preprocessing}), g = {args.gamma:g}: "
+        "warm path vs refits\n\n"
     )
     text = title + "\n".join(lines)
     print(text)

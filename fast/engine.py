@@ -813,10 +813,18 @@ SKIP_FRACTION = 0.9
 # every visited pattern's violation).  The fraction weighs a step against a visit: a kernel step
 # is an O(N) update, so skip more (0.35; on digits 4-9 % faster than 0.2, 0.5 and more slower);
 # an explicit-weights step costs about a visit (0.2; 0.3 was 10-20 % slower on the linear
-# benchmark's data).  Kernel steps are also over-relaxed (``over_relax``) by 1.5: on digits 20-25 %
-# fewer steps (Crammer-Singer 10 000 -> 7 500, Weston-Watkins 10 200 -> 7 200); 1.4 and 1.7
-# measured slower, and on the linear benchmark's data any relaxation was slower (fewer steps
-# matter less there, and the Newton steps on the free face take the tail).
+# benchmark's data).  Kernel steps are also over-relaxed (``over_relax``), by up to RELAX_MAX =
+# 1.5: on digits 20-25 % fewer steps (Crammer-Singer 10 000 -> 7 500, Weston-Watkins 10 200 ->
+# 7 200); 1.4 and 1.7 measured slower, and on the linear benchmark's data any relaxation was
+# slower (fewer steps matter less there, and the Newton steps on the free face take the tail).
+# Where the kernel is nearly diagonal each exact step is nearly the pattern's final one and 1.5
+# overshoots: the relaxation falls with the kernel's coupling (``relaxation``), from RELAX_MAX at
+# a median off-diagonal mass of RELAX_MASS[1] or more to 1 at RELAX_MASS[0] or less, linearly in
+# its logarithm.  (Stop 42, 540 study-like fits, standardised subsets of 100 and 200 points of
+# digits, wine, glass, yeast and vowel, the normalised Gaussian at g = 0.05 ... 5, C = 1 ... 47.6,
+# five machines: at a mass below 2 relaxation 1 took 0.43x the steps of 1.5 and 0.72x the time,
+# at 2-40 1.25 took 0.81-0.94x the steps, above 40 1.5 took the fewest; the grids of six sets
+# agreed: 1.5 best at gamma = scale / 10 and scale, 1 at 10 scale, masses 2-40.)
 # A leave-one-out fold starts at the optimum with one pattern taken out, where over-relaxed steps
 # overshoot: its kernel steps are exact (with 1.5 the LOO benchmark's warm path was 1.5x slower;
 # a warm start along a C path still gains from 1.5).
@@ -824,8 +832,10 @@ SKIP_FRACTION = 0.9
 # converges within a few dozen epochs is well conditioned, and there the search for a partner
 # costs more than the steps it saves.
 TRANSFERS_FROM = 20
-# (skip fraction, relaxation, first epoch with transfers) for each path:
-KERNEL_PATH = (0.35, 1.5, TRANSFERS_FROM)
+# (skip fraction, relaxation, first epoch with transfers) for each path (a cold kernel run's
+# relaxation is ``relaxation``'s):
+RELAX_MAX, RELAX_MASS, RELAX_ROWS, RELAX_COLUMNS = 1.5, (2.0, 40.0), 32, 2048
+KERNEL_PATH = (0.35, RELAX_MAX, TRANSFERS_FROM)
 WARM_KERNEL_PATH = (0.35, 1.0, TRANSFERS_FROM)
 LINEAR_PATH = (0.2, 1.0, np.inf)  # no kernel columns: no transfers
 
@@ -909,6 +919,35 @@ SEPARABLE_STEP_NS = (520.0, 0.56)
 EPOCH_LINES = 2
 UNLIMITED = 2**40  # epochs for max_iter=-1 (the step budget ends such a run first)
 STEP_BUDGET, STEP_BUDGET_PER_PATTERN, STALL_EPOCHS = 10**7, 100, 3
+
+
+def relaxation(source, offset: float, kdiag: np.ndarray) -> float:
+    """The over-relaxation of a cold kernel run's steps: 1 + (RELAX_MAX - 1) t, where t in [0, 1]
+    grows linearly in log m from m = RELAX_MASS[0] to RELAX_MASS[1], and m is the median over
+    rows i of the normalised off-diagonal mass sum_{j != i} |K'_ij| / sqrt(K'_ii K'_jj), K' = K +
+    offset (the Jacobi iteration's row sums).  Estimated on at most RELAX_ROWS rows and
+    RELAX_COLUMNS columns spaced evenly (no random draw; the sum scaled to N - 1 columns): a few
+    dozen kernel columns of RELAX_COLUMNS entries at most, 10-20 us on a Gram matrix of 150."""
+    N = kdiag.size
+    row_step, col_step = -(-N // RELAX_ROWS), -(-N // RELAX_COLUMNS)
+    rows, cols = np.arange(0, N, row_step), np.arange(0, N, col_step)
+    if is_lru(source) or col_step > 1:
+        entries = offset_block(source, offset, rows, cols)
+    else:  # a whole Gram matrix: whole rows
+        entries = source[7][rows] + offset if offset != 0.0 else source[7][rows]
+    scale = np.sqrt(np.maximum(kdiag + offset, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        coupling = np.abs(entries) / (scale[rows, None] * scale[cols])
+    coupling[~np.isfinite(coupling)] = 0.0  # rows or columns of a zero diagonal
+    sums = coupling.sum(axis=1)
+    own = np.flatnonzero(rows % col_step == 0)  # rows whose own column is among cols
+    sums[own] -= coupling[own, rows[own] // col_step]
+    others = np.full(rows.size, cols.size)
+    others[own] -= 1
+    mass = np.median(sums * (N - 1) / np.maximum(others, 1))
+    low, high = RELAX_MASS
+    t = np.clip(np.log(max(mass, low) / low) / np.log(high / low), 0.0, 1.0)
+    return float(1.0 + (RELAX_MAX - 1.0) * t)
 
 
 def epoch_limit(max_iter: int) -> int:
@@ -1390,9 +1429,11 @@ class DecompositionSolver:
             with blas_threads(1) if pending is not None else nullcontext():
                 return kernel_epochs(*run, *args)
 
+        skip, _, pairs = KERNEL_PATH
+        path = (skip, relaxation(source, self.offset, kdiag), pairs)
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
-            return self._run(epochs, N, KERNEL_PATH, compact=compact)
+            return self._run(epochs, N, path, compact=compact)
         steppers = []  # the first that is due takes the step
         if interior_point.applies(self.kind):
             switch = InteriorPointSwitch(self.kind, self.c, *dual_terms[1:], source, self.offset,
@@ -1402,7 +1443,7 @@ class DecompositionSolver:
             face = KernelFaceNewton(*dual_terms, source, self.offset, dual)
             steppers.append(lambda P: face.step(alpha, U, P, self.n_steps))
         if not steppers:
-            return self._run(epochs, N, KERNEL_PATH, compact=compact)
+            return self._run(epochs, N, path, compact=compact)
 
         def polish(patterns):
             for stepper in steppers:
@@ -1411,7 +1452,7 @@ class DecompositionSolver:
                     return gain
             return None
 
-        return self._run(epochs, N, KERNEL_PATH, polish, KERNEL_FACE_PERIOD, compact=compact)
+        return self._run(epochs, N, path, polish, KERNEL_FACE_PERIOD, compact=compact)
 
     def _compact(self, source, alpha, U, dual, patterns, epochs, tol):
         """Solve the problem restricted to ``patterns`` (the active ones) to ``tol``, the others
