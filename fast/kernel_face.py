@@ -209,14 +209,18 @@ def add_columns(source, offset, U, P, dZ):
 
 
 def offset_block(source, offset, rows=None, cols=None):
-    """(K + offset)[rows, cols] from the engine's column ``source`` (every row and column by
-    default: then, for a source holding the whole Gram matrix and no offset, that matrix itself,
-    not a copy)."""
+    """(K + offset)[rows, cols] from the engine's column ``source``; ``rows`` None: every row (and
+    then, for a source holding the whole Gram matrix and no offset, that matrix itself, not a
+    copy), ``cols`` None: every column (a whole Gram matrix's rows read as rows)."""
+    everything = np.arange(source[8].size)
     if rows is None:
-        rows = cols = np.arange(source[8].size)
+        rows = cols = everything
         if not is_lru(source) and offset == 0.0:
             return source[7]
-    K = kernel_block(source, rows, cols) if is_lru(source) else source[7][np.ix_(rows, cols)]
+    if is_lru(source):
+        K = kernel_block(source, rows, everything if cols is None else cols)
+    else:
+        K = source[7][rows] if cols is None else source[7][np.ix_(rows, cols)]
     return K + offset if offset != 0.0 else K
 
 
