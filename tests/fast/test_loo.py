@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
+from msvm.core.kernels import kernel_matrix
 from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
@@ -14,8 +18,12 @@ from msvm.fast import (
     OneVsAllSVC,
     SimplexSVC,
     WestonWatkinsSVC,
+    loo,
 )
-from msvm.fast.loo import leave_one_out, leave_one_out_path
+from msvm.fast.base import weighted_bounds
+from msvm.fast.kernels import precomputed_source
+from msvm.fast.loo import duality_gap, leave_one_out, leave_one_out_path
+from msvm.fast.patterns import output_shift
 
 
 @pytest.mark.parametrize(
@@ -91,3 +99,80 @@ def test_a_fold_that_loses_its_class_is_a_refit_with_one_class_fewer():
         for i in range(17)
     ]
     np.testing.assert_array_equal(path.predictions[0, :17], others)
+
+
+# -- folds that stop once their left-out point's class is certain (loo.certain) ----------------
+
+MACHINES = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC, LeeLinWahbaSVC]
+# (the simplex hinge: the engine solves its dual scaled by kappa, which its objective_ is not)
+
+
+def _fold_state(model, K):
+    """(U, dual, kind, shift) of a fitted precomputed-kernel model, as warm_folds holds them."""
+    y_index, L = model._y_index, model.classes_.size
+    c = model._inhibition(L)
+    lin, free = model._dual_terms(y_index, L)
+    hi = weighted_bounds(model._upper_bounds(float(model.C), free), model._weights)
+    U = model._outputs(precomputed_source(K), 0.0, model.dual_coef_, y_index, c)
+    return U, (model.dual_coef_, hi, lin, y_index), model._kind, output_shift(model._kind, c, L)
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_duality_gap_is_the_fits_primal_minus_its_dual(Machine):
+    # Stopped after two epochs, far from the optimum: the gap summed from the dual gradient must
+    # be the primal of core.objectives' losses minus the dual, as the fit reports them.
+    X, y = datasets.load("wine", n_samples=60)
+    K = kernel_matrix(X, X, "rbf", 0.05)
+    with pytest.warns(ConvergenceWarning):
+        model = Machine(kernel="precomputed", C=10.0, max_iter=2, random_state=0).fit(K, y)
+    gap, size = duality_gap(*_fold_state(model, K))
+    expected = model.objective_ - model.dual_objective_
+    assert expected > 0.1  # (not converged: a gap to get right)
+    assert gap == pytest.approx(expected, rel=1e-9)
+    assert size >= gap
+
+
+@pytest.mark.parametrize("Machine", MACHINES)
+def test_certified_bound_holds_along_a_fit(Machine):
+    # At any dual point, every difference of two outputs at a point x is within 2 sqrt(k(x, x)
+    # gap) of the optimum's (the fit at tol 1e-10): checked at the held-out points' outputs of
+    # fits stopped after 1, 2, 5 and 20 epochs.
+    X, y = datasets.load("wine", n_samples=70)
+    K = kernel_matrix(X, X, "rbf", 0.05)
+    fit, rest = np.arange(60), np.arange(60, len(y))
+    K_fit, K_rest = K[np.ix_(fit, fit)], K[np.ix_(rest, fit)]
+    exact = Machine(kernel="precomputed", C=10.0, tol=1e-10, max_iter=-1, random_state=0)
+    F_star = exact.fit(K_fit, y[fit]).decision_function(K_rest)
+    for epochs in (1, 2, 5, 20):
+        model = Machine(kernel="precomputed", C=10.0, max_iter=epochs, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(K_fit, y[fit])
+        gap, _ = duality_gap(*_fold_state(model, K_fit))
+        F = model.decision_function(K_rest)
+        pairs = (F[:, :, None] - F[:, None, :]) - (F_star[:, :, None] - F_star[:, None, :])
+        bound = 2.0 * np.sqrt(np.diag(K)[rest] * gap)
+        assert np.all(np.abs(pairs).max(axis=(1, 2)) <= bound)
+        assert np.abs(pairs).max() > 1e-3 * bound.max()  # (the fit is not already exact)
+
+
+@pytest.mark.parametrize("Machine", [*MACHINES, SimplexSVC])
+def test_certified_folds_predict_as_their_optima(Machine, monkeypatch):
+    # Folds that stop once their class is certain predict what each fold's optimum (a refit at
+    # tol 1e-10) predicts, at the default tol; the inhibitory machine's folds, slow to converge
+    # at mu = 1/L, take far fewer steps so.
+    X, y = datasets.load("wine", n_samples=60)
+    K = kernel_matrix(X, X, "rbf", 0.05)
+    estimator = Machine(kernel="precomputed", C=10.0, random_state=0)
+    path = leave_one_out_path(estimator, K, y, [10.0])
+    monkeypatch.setattr(loo, "CERTIFY_STEPS", 0)
+    uncertified = leave_one_out_path(estimator, K, y, [10.0])
+    exact = clone(estimator).set_params(tol=1e-10, max_iter=-1)
+    refit = [
+        clone(exact).fit(np.delete(np.delete(K, i, 0), i, 1), np.delete(y, i))
+        .predict(np.delete(K[i : i + 1], i, 1))[0]
+        for i in range(len(y))
+    ]  # fmt: skip
+    np.testing.assert_array_equal(path.predictions[0], refit)
+    assert path.unconverged == uncertified.unconverged == 0
+    assert path.steps < (0.8 if Machine is InhibitorySVC else 1.0) * uncertified.steps
