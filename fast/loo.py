@@ -291,14 +291,17 @@ def certain(U, i, L, k_ii, gap):
     """Whether the largest of the outputs U[i, :L] of a point with k(x_i, x_i) = ``k_ii`` is
     also the largest at the optimum of a dual whose ``duality_gap`` here is ``gap``.
 
-    P is 1-strongly convex in W, so 1/2 ||W - W*||^2 <= P(W) - P(W*) <= P(W) - D(alpha).  The
+    P is 1-strongly convex in W and minimal at W* = W(alpha*), so 1/2 ||W - W*||^2 <= P(W) -
+    P(W*); D(alpha) = lin . alpha - 1/2 ||W(alpha)||^2 is maximal over the box at alpha*, so
+    1/2 ||W - W*||^2 <= D(alpha*) - D(alpha) (its gradient at alpha* points out of the box).
+    With P(W*) = D(alpha*) the two add up to ||W - W*||^2 <= P(W) - D(alpha) = gap.  The
     outputs are F(x) = M g(x) with ||W||^2 = ||g||_M^2, so for v = e_t - e_l (v^T M v = 2 for
-    M = I - s 11^T) |v^T (F - F*)(x_i)| <= sqrt(k_ii v^T M v) ||W - W*|| <= 2 sqrt(k_ii gap):
+    M = I - s 11^T) |v^T (F - F*)(x_i)| <= sqrt(k_ii v^T M v) ||W - W*|| <= sqrt(2 k_ii gap):
     when class t leads every other by more than that, it leads at the optimum too.
     """
     value, size = gap
     t = np.argmax(U[i, :L])
-    radius = 2.0 * np.sqrt(k_ii * (max(value, 0.0) + CERTAINTY_SLACK * size))
+    radius = np.sqrt(2.0 * k_ii * (max(value, 0.0) + CERTAINTY_SLACK * size))
     scale = 0.0
     for l in range(L):
         scale = max(scale, abs(U[i, l]))
