@@ -145,17 +145,24 @@ def leave_one_out(estimator, X, y, warm_start: bool = True, sample_weight=None):
     return path.predictions[0], path.steps
 
 
-def _folds(model, source, warm_start: bool):
-    """Class indices predicted for each left-out pattern of the fitted ``model``."""
-    y_index = model._y_index
-    L = model.classes_.size
-    full_alpha = model.dual_coef_ if model.dual_coef_.ndim == 2 else model._beta
-    if full_alpha.shape[1] != L:
+def fitted_dual(model, source):
+    """The engine's dual of the fitted ``model`` (no bias) on its kernel column ``source``:
+    (alpha, hi, lin, c, U), with the outputs U = K state_coef(alpha)."""
+    y_index, L = model._y_index, model.classes_.size
+    alpha = model.dual_coef_ if model.dual_coef_.ndim == 2 else model._beta
+    if alpha.shape[1] != L:
         raise ValueError("leave_one_out takes machines with one output per class.")
     c = model._inhibition(L)
     lin, free = model._dual_terms(y_index, L)
     hi = weighted_bounds(model._upper_bounds(float(model.C), free), model._weights)
-    full_U = model._outputs(source, 0.0, full_alpha, y_index, c)
+    return alpha, hi, lin, c, model._outputs(source, 0.0, alpha, y_index, c)
+
+
+def _folds(model, source, warm_start: bool):
+    """Class indices predicted for each left-out pattern of the fitted ``model``."""
+    y_index = model._y_index
+    L = model.classes_.size
+    full_alpha, hi, lin, c, full_U = fitted_dual(model, source)
     if warm_start:
         full_S = state_coef(model._kind, full_alpha, y_index, c)
         kdiag = np.empty(len(y_index))
@@ -228,7 +235,7 @@ def warm_folds(source, full_U, full_S, dual, kind, c, shift, tol, skip_below, ma
         schedule = new_schedule(tol, skip_below, WARM_KERNEL_PATH, budget)
         args = (schedule, tol, skip_below, 0.0, source, 0.0, U, fold, kind, c, shift, -1, None, 0)
         epochs, n_active, converged, unchecked = 0, N, False, 0
-        sure = False  # (at the start: rarely, 1 % of the steps saved on digits)
+        sure = False  # (not checked at the start: 1 % of digits' steps for a gap per fold)
         while not (sure or converged) and epochs < max_iter and not exhausted(schedule):
             ran, converged, n_active, taken = kernel_epochs(
                 1, seeds[i] if epochs == 0 else -1, active, n_active, *args

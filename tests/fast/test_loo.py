@@ -20,9 +20,8 @@ from msvm.fast import (
     WestonWatkinsSVC,
     loo,
 )
-from msvm.fast.base import weighted_bounds
 from msvm.fast.kernels import precomputed_source
-from msvm.fast.loo import duality_gap, leave_one_out, leave_one_out_path
+from msvm.fast.loo import duality_gap, fitted_dual, leave_one_out, leave_one_out_path
 from msvm.fast.patterns import output_shift
 
 
@@ -109,12 +108,9 @@ MACHINES = [InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC, LeeL
 
 def _fold_state(model, K):
     """(U, dual, kind, shift) of a fitted precomputed-kernel model, as warm_folds holds them."""
-    y_index, L = model._y_index, model.classes_.size
-    c = model._inhibition(L)
-    lin, free = model._dual_terms(y_index, L)
-    hi = weighted_bounds(model._upper_bounds(float(model.C), free), model._weights)
-    U = model._outputs(precomputed_source(K), 0.0, model.dual_coef_, y_index, c)
-    return U, (model.dual_coef_, hi, lin, y_index), model._kind, output_shift(model._kind, c, L)
+    alpha, hi, lin, c, U = fitted_dual(model, precomputed_source(K))
+    shift = output_shift(model._kind, c, model.classes_.size)
+    return U, (alpha, hi, lin, model._y_index), model._kind, shift
 
 
 @pytest.mark.parametrize("Machine", MACHINES)
