@@ -7,6 +7,9 @@ command line — so a bad input gets the same message wherever it enters:
 - ``check_labels``: classification targets, one dimension (a column vector is raveled with
   scikit-learn's ``DataConversionWarning``), at least two classes;
 - ``check_gram``: a precomputed training kernel is square, finite and symmetric;
+- ``check_kernel_psd``: a kernel that is not positive semi-definite by construction (a
+  precomputed one, a poly kernel with coef0 < 0) has no significantly negative eigenvalue: the
+  formulations are convex only for a positive semi-definite kernel;
 - ``resolve_kernel``: the kernel parameters are valid and the kernel's values are representable
   in float64 on the data (a row whose squared norm overflows, or gamma = 1e300, would otherwise
   turn into NaN or inf silently);
@@ -19,11 +22,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils import check_array, check_X_y, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 
-from msvm.core.kernels import resolve_gamma, squared_norms
+from msvm.core.kernels import kernel_matrix, resolve_gamma, squared_norms
 
 KERNEL_NAMES = ("linear", "rbf", "poly", "precomputed")
 
@@ -217,6 +221,94 @@ def gram_eigh(K: np.ndarray):
         ) from None
     check_finite("The Gram matrix's eigendecomposition", s, V)
     return s, V
+
+
+# A Gram matrix is refused as indefinite when its smallest eigenvalue is below -INDEFINITE_RTOL
+# times its largest: scikit-learn's bar for "significant negative eigenvalues" of a kernel matrix
+# (``sklearn.utils.validation._check_psd_eigenvalues``, used by KernelPCA).  Rounding alone stays
+# far below it, also where the kernel's values lose digits of their own: an RBF kernel computed as
+# exp(-gamma (|x|^2 + |y|^2 - 2 x.y)) on features near 100 is accurate to about 1e-12, not eps, and
+# showed a smallest eigenvalue of -3e-12 beside a largest of 30, five times the former rounding
+# bar 2 N eps max|eigenvalue|, which refused it.  Sigmoid and poly kernels with coef0 < 0 have
+# negative eigenvalues of the order of the largest.
+INDEFINITE_RTOL = 1e-5
+
+
+def indefinite_threshold(s: np.ndarray) -> float:
+    """How far below 0 the smallest eigenvalue of a Gram matrix with eigenvalues ``s`` may be
+    before it counts as indefinite: INDEFINITE_RTOL times the largest."""
+    s = np.asarray(s)
+    return INDEFINITE_RTOL * float(np.abs(s).max(initial=0.0))
+
+
+def check_positive_semidefinite(s: np.ndarray, threshold=None, where: str = "") -> None:
+    """Refuse a Gram matrix whose smallest eigenvalue (of ``s``) is significantly negative:
+    below -``threshold``, by default ``indefinite_threshold(s)``; ``where`` says of which matrix
+    ``s`` are the eigenvalues when it is not the whole Gram matrix."""
+    bound = "(1e-05 times the largest eigenvalue)"
+    if threshold is None:
+        threshold = indefinite_threshold(s)
+    else:
+        bound = "(1e-05 times a bound on the whole matrix's largest eigenvalue)"
+    if s.size and s.min() < -threshold:
+        raise ValueError(
+            f"The kernel matrix is not positive semi-definite: {where}its smallest eigenvalue is "
+            f"{float(s.min()):.6g}, below -{threshold:.3g} {bound}.  The formulations are convex "
+            "only for a positive semi-definite kernel, and msvm does not silently solve the "
+            "problem of its positive part instead.  Use a positive semi-definite kernel (for a "
+            "poly kernel, coef0 >= 0), or project it yourself (clip the negative eigenvalues) if "
+            "that is the problem you mean."
+        )
+
+
+# The fast layer's test of a kernel that is not positive semi-definite by construction factors
+# the Gram matrix of at most PSD_CHECK_SIZE points (Cholesky, N^3 / 3: 60 ms at 2 000 points on
+# one core); above that, the principal submatrix of PSD_CHECK_SIZE evenly spaced training points.
+PSD_CHECK_SIZE = 2000
+
+
+def check_kernel_psd(X, kernel: str, gamma: float, degree: int, coef0: float) -> None:
+    """Refuse training data on which a kernel that is not positive semi-definite by construction
+    -- a precomputed Gram matrix ``X``, a poly kernel with coef0 < 0 -- has a significantly
+    negative eigenvalue (``indefinite_threshold``), as the reference layer does
+    (``msvm.reference.problem``), without its eigendecomposition.
+
+    A Cholesky factorisation of K + delta I, delta = INDEFINITE_RTOL ||K||_inf (||K||_inf bounds
+    the largest eigenvalue), succeeds when the smallest eigenvalue of K is above -delta, up to
+    the factorisation's own rounding; then K is accepted.  When it fails, the eigenvalues decide
+    by the reference layer's rule (``indefinite_threshold``).  Above PSD_CHECK_SIZE points the
+    test runs on the principal submatrix of that many evenly spaced points and is one-sided: by
+    interlacing its smallest eigenvalue is at least the whole matrix's, so a refusal is certain
+    (against delta, from a bound on the whole matrix's largest eigenvalue) and an indefinite K
+    may pass.
+    """
+    if not (kernel == "precomputed" or (kernel == "poly" and coef0 < 0)):
+        return  # linear, rbf and poly with coef0 >= 0 are positive semi-definite
+    n = X.shape[0]
+    rows = np.unique(np.linspace(0, n - 1, min(n, PSD_CHECK_SIZE)).round().astype(np.intp))
+    if kernel == "precomputed":
+        K = X[np.ix_(rows, rows)] if rows.size < n else X
+        step = max(1, 2**22 // max(n, 1))  # ||X||_inf >= ||X||_2, by row blocks
+        norm = max(float(np.abs(X[i : i + step]).sum(axis=1).max()) for i in range(0, n, step))
+    else:
+        K = kernel_matrix(X[rows], X[rows], kernel, gamma, degree, coef0)
+        if rows.size == n:
+            norm = float(np.abs(K).sum(axis=1).max(initial=0.0))
+        else:  # every |k(x, y)| is at most (gamma max|x|^2 + |coef0|)^degree, ||K||_2 N times it
+            norm = n * (gamma * float(squared_norms(X).max()) + abs(coef0)) ** degree
+    delta = INDEFINITE_RTOL * norm
+    shifted = K + K.T  # the one N x N temporary
+    shifted *= 0.5
+    shifted.flat[:: rows.size + 1] += delta
+    _, info = scipy.linalg.lapack.dpotrf(shifted, lower=1, clean=0, overwrite_a=1)
+    if info == 0:
+        return
+    s = gram_eigh(0.5 * (K + K.T))[0]
+    if rows.size == n:
+        check_positive_semidefinite(s)
+    else:
+        where = f"on the principal submatrix of {rows.size} of its {n} points "
+        check_positive_semidefinite(s, delta, where)
 
 
 def check_sample_weight(sample_weight, n_samples: int, y_index=None, class_weight=None):

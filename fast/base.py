@@ -25,6 +25,7 @@ from msvm.core.validation import (
     check_finite,
     check_fit_scale,
     check_gram,
+    check_kernel_psd,
     check_labels,
     check_sample_weight,
     class_weight_vector,
@@ -57,8 +58,10 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     """A fit's checks, the same for every estimator (``msvm.core.validation``): the kernel
     parameters, finite X with one label per row, classification targets with at least two
     classes, a square symmetric Gram matrix when the kernel is precomputed, kernel values
-    representable in float64.  Sets ``classes_`` and ``_gamma`` (the numeric gamma); returns
-    X (writable: numba reads it as a mutable array) and the class index of each row.
+    representable in float64, a kernel without significantly negative eigenvalues
+    (``check_kernel_psd``: a precomputed one, or poly with coef0 < 0).  Sets ``classes_`` and
+    ``_gamma`` (the numeric gamma); returns X (writable: numba reads it as a mutable array) and
+    the class index of each row.
     """
     X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse, dtype=np.float64)
     if sp.issparse(X):
@@ -75,6 +78,7 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     estimator._gamma = resolve_kernel(
         X, estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0
     )
+    check_kernel_psd(X, estimator.kernel, estimator._gamma, estimator.degree, estimator.coef0)
     return X, y_index
 
 

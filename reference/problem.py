@@ -10,7 +10,11 @@ eigendecomposition, eigenvalues below ``1e-10 * max`` dropped), so that an outpu
 Dropping the eigenvalues below the cutoff solves the problem of K's positive part.  That is K
 itself, up to rounding, for the kernels that are positive semi-definite by construction (linear,
 rbf, poly with coef0 >= 0); a precomputed kernel or a poly kernel with coef0 < 0 is refused with a
-``ValueError`` if its smallest eigenvalue is negative beyond rounding (``indefinite_threshold``).
+``ValueError`` if its smallest eigenvalue is below -1e-5 times its largest
+(``msvm.core.validation.indefinite_threshold``, scikit-learn's bar; the fast layer refuses it too).
+Above that bar a precomputed kernel's negative eigenvalues are dropped as the cutoff drops small
+positive ones: the reference layer then solves its positive part, the fast layer K itself, and
+the two optima differ by at most as much as the kernels do (1e-5 of the largest eigenvalue).
 
 No solution is returned without a certificate of optimality (``msvm.reference.certificate``):
 a solver error, a non-optimal status or a failed certificate raise :class:`NotSolvedError`.
@@ -32,6 +36,7 @@ from msvm.core.kernels import kernel_matrix
 from msvm.core.validation import (
     check_C,
     check_finite,
+    check_positive_semidefinite,
     check_predict_input,
     check_sample_weight,
     check_training_data,
@@ -46,34 +51,6 @@ _EIGEN_CUTOFF = 1e-10
 class NotSolvedError(RuntimeError):
     """No certified optimum: the solver failed or stopped short of optimal, or the solution it
     returned fails its optimality certificate (``msvm.reference.certificate``)."""
-
-
-def indefinite_threshold(s: np.ndarray) -> float:
-    """The rounding level of the eigenvalues ``s`` of an N x N symmetric Gram matrix K:
-    ``2 N eps max|s|``.
-
-    Two errors of that size can make a positive semi-definite K show negative eigenvalues: the
-    eigensolver's backward error (LAPACK's ``syevd`` returns the exact eigenvalues of K + E with
-    ||E||_2 <= p(N) eps ||K||_2, p(N) a modest multiple of N), and the rounding of K's own entries
-    (|E_ij| <= eps |K_ij| / 2 gives ||E||_2 <= ||E||_F <= N eps max|K_ij| / 2 <= N eps ||K||_2 / 2).
-    By Weyl's inequality each moves an eigenvalue by at most its ||E||_2; ||K||_2 = max|s|.
-    """
-    s = np.asarray(s)
-    return 2.0 * s.size * np.finfo(float).eps * float(np.abs(s).max(initial=0.0))
-
-
-def check_positive_semidefinite(s: np.ndarray) -> None:
-    """Refuse a Gram matrix whose smallest eigenvalue is negative beyond rounding."""
-    threshold = indefinite_threshold(s)
-    if s.size and s.min() < -threshold:
-        raise ValueError(
-            "The kernel matrix is not positive semi-definite: its smallest eigenvalue is "
-            f"{float(s.min()):.6g}, below -{threshold:.3g} (2 N eps max|eigenvalue|, the rounding "
-            "level).  The formulations are convex only for a positive semi-definite kernel; "
-            "the reference layer will not solve the problem of its positive part silently.  "
-            "Use a positive semi-definite kernel (for a poly kernel, coef0 >= 0), or project it "
-            "yourself (clip the negative eigenvalues) if that is the problem you mean."
-        )
 
 
 class Problem:
@@ -107,8 +84,9 @@ class Problem:
     Raises
     ------
     ValueError
-        if the Gram matrix is indefinite beyond rounding: a precomputed kernel, or a poly kernel
-        with coef0 < 0, whose smallest eigenvalue is below ``-indefinite_threshold(K)``.  The
+        if the Gram matrix is significantly indefinite: a precomputed kernel, or a poly kernel
+        with coef0 < 0, whose smallest eigenvalue is below ``-indefinite_threshold(K)``
+        (``msvm.core.validation``).  The
         other kernels (linear, rbf, poly with coef0 >= 0) are positive semi-definite by
         construction, and their negative eigenvalues are rounding: they are dropped with the
         eigen-directions below the cutoff.

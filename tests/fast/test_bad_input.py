@@ -5,12 +5,15 @@ correct fit.  Each test names the defect it pins; the property-based campaign th
 from __future__ import annotations
 
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import rbf_kernel
 
-from msvm.core import datasets
+from msvm.core import datasets, validation
+from msvm.core.validation import indefinite_threshold
 from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
@@ -182,6 +185,102 @@ def test_an_asymmetric_gram_matrix_is_refused_as_the_reference_layer_refuses_it(
         Problem(K, y, kernel="precomputed")
     K[0, 1] = K[1, 0] * (1 + 1e-13)  # rounding-level asymmetry is accepted
     Estimator(kernel="precomputed").fit(K, y)
+
+
+def _with_smallest_eigenvalue(K, value):
+    """K with its smallest eigenvalue moved to ``value`` (exactly symmetric)."""
+    s, V = np.linalg.eigh(K)
+    moved = K + (value - s[0]) * np.outer(V[:, 0], V[:, 0])
+    return 0.5 * (moved + moved.T)
+
+
+@pytest.mark.parametrize("Estimator", ENGINE + [MKPMClassifier])
+def test_an_indefinite_gram_matrix_is_refused_as_the_reference_layer_refuses_it(Estimator, iris):
+    """Before: every fast estimator fitted a sigmoid-like indefinite Gram matrix silently (a
+    stationary point of a non-concave dual, its duality gap meaningless); the reference layer
+    refused it."""
+    X, y = iris
+    K = X @ X.T  # rank 4: 41 eigenvalues at rounding level, some of them negative
+    indefinite = _with_smallest_eigenvalue(K, -10.0)  # 1e-5 of the largest eigenvalue is 0.027
+    message = "not positive semi-definite: its smallest eigenvalue is -10,"
+    with pytest.raises(ValueError, match=message):
+        Estimator(kernel="precomputed").fit(indefinite, y)
+    with pytest.raises(ValueError, match=message):
+        Problem(indefinite, y, kernel="precomputed")
+    Estimator(kernel="precomputed").fit(K, y)  # its own rounding passes, as in the reference
+    Problem(K, y, kernel="precomputed")
+
+
+def test_the_indefinite_threshold_is_the_reference_layers_but_for_a_norm_bound(iris):
+    """The fast layer's Cholesky test shifts by 2 N eps ||K||_inf where the reference layer's
+    threshold is 2 N eps ||K||_2: below the threshold both accept, beyond ||K||_inf / ||K||_2 times
+    it both refuse, and in between only the reference layer refuses."""
+    X, y = iris
+    K = X @ X.T
+    s = np.linalg.eigvalsh(K)
+    threshold = indefinite_threshold(s)
+    band = np.abs(K).sum(axis=1).max() / s[-1]  # 1.38 here
+    for depth, fast_refuses, reference_refuses in (
+        (0.5, False, False),
+        (0.5 * (1 + band), False, True),
+        (1.5 * band, True, True),
+    ):
+        shifted = _with_smallest_eigenvalue(K, -depth * threshold)
+        for fit, refuses in (
+            (WestonWatkinsSVC(kernel="precomputed").fit, fast_refuses),
+            (partial(Problem, kernel="precomputed"), reference_refuses),
+        ):
+            if refuses:
+                with pytest.raises(ValueError, match="not positive semi-definite"):
+                    fit(shifted, y)
+            else:
+                fit(shifted, y)
+
+
+@pytest.mark.parametrize("Estimator", ENGINE)
+def test_a_gram_matrix_that_rounding_makes_slightly_indefinite_fits(Estimator):
+    """scikit-learn's RBF Gram matrix of features near 100 is accurate to about 1e-12: smallest
+    eigenvalue -3e-12, largest 30.  A bar at the rounding of exact entries refused it."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100.0, size=(80, 2))
+    y = rng.randint(0, 3, 80)
+    K = rbf_kernel(X, gamma=0.5)
+    assert np.linalg.eigvalsh(K)[0] < -2 * 80 * np.finfo(float).eps * 29.0
+    model = Estimator(kernel="precomputed", random_state=0).fit(K, y)  # (was refused)
+    if not hasattr(model, "dual_objective_"):
+        return  # MultiPrototypeSVC: a local optimum, no dual to compare
+    features = Estimator(gamma=0.5, random_state=0).fit(X, y)
+    # the same problem (the kernels agree to 1e-12): each fit's primal bounds the other's dual
+    slack = 1e-9 * abs(features.objective_)
+    assert model.objective_ >= features.dual_objective_ - slack
+    assert features.objective_ >= model.dual_objective_ - slack
+
+
+@pytest.mark.parametrize("Estimator", ENGINE + [MKPMClassifier])
+def test_a_poly_kernel_with_negative_coef0_is_checked_on_the_data(Estimator, iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        Estimator(kernel="poly", degree=3, coef0=-1.0).fit(X, y)
+    Estimator(kernel="poly", degree=3, coef0=1.0).fit(X, y)  # PSD by construction
+
+
+def test_above_the_check_size_a_principal_submatrix_is_tested(iris, monkeypatch):
+    """Above PSD_CHECK_SIZE points the test factors the submatrix of that many evenly spaced
+    points: its refusals are certain (interlacing), an indefinite direction outside it passes."""
+    X, y = iris
+    K = X @ X.T
+    monkeypatch.setattr(validation, "PSD_CHECK_SIZE", 15)
+    rows = np.unique(np.linspace(0, len(y) - 1, 15).round().astype(int))
+    inside = np.zeros(len(y))
+    inside[rows[:2]] = [1.0, -1.0]
+    with pytest.raises(ValueError, match="on the principal submatrix of 15 of its 45 points"):
+        OneVsAllSVC(kernel="precomputed").fit(K - np.outer(inside, inside) * 1e3, y)
+    outside = np.zeros(len(y))
+    outside[[1, 2]] = [1.0, -1.0]  # rows 1 and 2 are not sampled
+    assert not np.isin([1, 2], rows).any()
+    OneVsAllSVC(kernel="precomputed").fit(K - np.outer(outside, outside) * 1e3, y)
+    with pytest.raises(ValueError, match="not positive semi-definite"):
+        Problem(K - np.outer(outside, outside) * 1e3, y, kernel="precomputed")
 
 
 def test_mkpm_code_must_be_finite(iris):

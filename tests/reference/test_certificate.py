@@ -11,9 +11,11 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.metrics.pairwise import rbf_kernel
 
 from msvm.core import datasets
 from msvm.core.kernels import kernel_matrix
+from msvm.core.validation import indefinite_threshold
 from msvm.reference import FORMULATIONS, NotSolvedError, Problem, sum_svm
 from msvm.reference import problem as problem_module
 from msvm.reference.certificate import RTOL, certify
@@ -290,20 +292,22 @@ def test_an_indefinite_precomputed_gram_matrix_is_refused():
     X, y = datasets.load("iris", n_samples=30)
     K = kernel_matrix(X, X, "rbf", 0.5, 3, 0.0)
     s, V = np.linalg.eigh(K)
-    indefinite = K + (-1e-6 - s[0]) * np.outer(V[:, 0], V[:, 0])  # smallest eigenvalue -1e-6
+    value = -1e-3 * s[-1]  # 100 times scikit-learn's bar
+    indefinite = K + (value - s[0]) * np.outer(V[:, 0], V[:, 0])
     indefinite = 0.5 * (indefinite + indefinite.T)
-    message = r"not positive semi-definite: its smallest eigenvalue is -1e-06, below -[0-9.e-]+ "
-    with pytest.raises(ValueError, match=message + r"\(2 N eps"):
+    message = rf"its smallest eigenvalue is {value:.6g}, below -[0-9.e-]+ "
+    with pytest.raises(ValueError, match=message + r"\(1e-05 times the largest eigenvalue\)"):
         Problem(indefinite, y, kernel="precomputed")
 
 
-def test_the_threshold_is_the_rounding_level():
-    """A PSD Gram matrix with a rounding-level negative eigenvalue is accepted; just beyond the
-    threshold it is refused."""
+def test_the_threshold_is_scikit_learns_relative_bar():
+    """A PSD Gram matrix with a negative eigenvalue of half the bar (-1e-5 times the largest) is
+    accepted; at four times it, refused."""
     X, y = datasets.load("iris", n_samples=30)
     K = X @ X.T  # rank 4: 26 eigenvalues at rounding level, some negative
     s, V = np.linalg.eigh(K)
-    threshold = problem_module.indefinite_threshold(s)
+    threshold = indefinite_threshold(s)
+    assert threshold == pytest.approx(1e-5 * s[-1])
     Problem(K, y, kernel="precomputed")  # its own rounding passes
     for depth, refused in ((0.5, False), (4.0, True)):
         shifted = K - (depth * threshold + max(s[0], 0.0)) * np.outer(V[:, 0], V[:, 0])
@@ -313,6 +317,18 @@ def test_the_threshold_is_the_rounding_level():
                 Problem(shifted, y, kernel="precomputed")
         else:
             Problem(shifted, y, kernel="precomputed")
+
+
+def test_a_kernel_that_rounding_makes_slightly_indefinite_is_accepted():
+    """scikit-learn's RBF Gram matrix of features near 100 (exp of a difference of squared norms
+    of 2e4: its entries are accurate to about 1e-12, not eps) has a smallest eigenvalue of -3e-12
+    beside a largest of 30.  The former bar, 2 N eps max|eigenvalue| = 1e-12, refused it."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(loc=100.0, size=(80, 2))
+    y = rng.randint(0, 3, 80)
+    K = rbf_kernel(X, gamma=0.5)
+    assert np.linalg.eigvalsh(K)[0] < -2 * 80 * np.finfo(float).eps * 29.0
+    Problem(K, y, kernel="precomputed")
 
 
 def test_poly_kernel_with_negative_coef0_is_checked():
