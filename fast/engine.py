@@ -318,7 +318,18 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
     NO_STEP.  ``at_once``: K[:, i] comes from ``source`` and the outputs are updated here;
     otherwise ``col`` holds K[:, i] at i's partners and the caller applies dS (reading the rows
     of U of i and its partners is all a choice needs).  (One function for both: a wrapper's
-    dozens of array arguments cost each step their reference counts.)"""
+    dozens of array arguments cost each step their reference counts.)
+
+    Its callees on the transfer's path (``best_partner``, ``transfer_step``, ``apply_transfer``,
+    ``add_difference``, ``state_change``, ``activate_row``, ``add_column``) are inlined.  numba
+    counts every array argument of a function up on entry and down on each normal exit; the
+    status check after each call of another compiled function adds an exit without the counts
+    down, so LLVM's pruning keeps all of them: this function counted 42 arrays up and down on
+    every step, and the atomic counts were about half of the jitted samples of the wine
+    leave-one-out path (``perf``, stop 44).  Inlining these callees made its steps 0.87-0.92x
+    the time (identical steps) for about 2 s more of a cold InhibitorySVC fit; inlining
+    ``pattern_solve``, ``pattern_move`` and the subproblem solvers too gave 0.80x, but a cold
+    InhibitorySVC fit compiled 42 s instead of 17 s (benchmarks/NOTES.md, stop 44)."""
     alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
     if at_once:
         col = get_column(source, i)
@@ -332,8 +343,25 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
     q, pair_gain = -1, 0.0
     if gain > GAIN_FLOOR * kdiag[i] * scale * scale:
         j, g_j, k, g_k = most_violated(kind, n, g, a_c, h_c, cls, i)
-        args = (U, alpha, hi, lin, y_index, kdiag, kind, c, shift, partners)
-        q, pair_gain = best_partner(i, j, g_j, k, g_k, col, offset, *args)
+        q, pair_gain = best_partner(
+            i,
+            j,
+            g_j,
+            k,
+            g_k,
+            col,
+            offset,
+            U,
+            alpha,
+            hi,
+            lin,
+            y_index,
+            kdiag,
+            kind,
+            c,
+            shift,
+            partners,
+        )
     if (
         q >= 0
         and pair_gain > SCREEN * gain
@@ -357,7 +385,7 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
     return OWN_STEP
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def add_column(U, col, offset, dB):
     """U += (col + offset) dB^T: one kernel column applied to every output (dB may be longer
     than U is wide: the sum column's entry of ``patterns.state_change`` is then ignored).

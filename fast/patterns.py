@@ -81,7 +81,7 @@ def activate_all(hi, cls, n_cls):
         n_cls[i] = n
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def activate_row(hi, cls, n_cls, i):
     """Every free variable of pattern i active again (after a transfer moved it)."""
     n = 0
@@ -139,7 +139,7 @@ def hessian_structure(kind: int, y: int, c: float, L: int, cls, ci, n, v):
     return -1.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def state_change(kind: int, n, delta, cls, ci, y: int, shift: float, dS):
     """dS = the change of row i of [Z, Z 1] for a change delta[p] of the variables cls[ci, p].
 

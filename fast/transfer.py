@@ -135,7 +135,7 @@ def nearest_partners(i, col, offset, kdiag, y_index, kind, row):
     sort_small_pairs(dist, row.copy(), np.empty(k), row)  # (numba's argsort: 3 s to compile)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def best_partner(i, j, g_ij, k, g_ik, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c,
                  shift, partners):  # fmt: skip
     """The partner of pattern i whose transfer in class j alone gains most, and that gain (-1, 0
@@ -280,7 +280,7 @@ def quadratic_gain(n, g, d, k, ch, v):
     return lin - 0.5 * k * (sq - ch * vd * vd)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def transfer_step(i, q, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shift, work):
     """The exact transfer between patterns i and q (module docstring), every class of both.
 
@@ -339,7 +339,7 @@ def transfer_arrays(L):
     )
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def apply_transfer(i, q, delta, alpha, hi, y_index, kind):
     """alpha_i += delta, alpha_q -= P delta, each kept in its box (rounding)."""
     y_i, y_q = y_index[i], y_index[q]
@@ -351,7 +351,7 @@ def apply_transfer(i, q, delta, alpha, hi, y_index, kind):
             alpha[q, j] = min(max(alpha[q, j] - sign * d, 0.0), hi[q, j])
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def add_difference(U, col_i, col_q, dS):
     """U += (col_i - col_q) dS^T: the outputs after Z_i += dS and Z_q -= dS (an offset on every
     kernel entry cancels)."""
