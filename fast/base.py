@@ -51,7 +51,7 @@ from msvm.fast.patterns import (
 )
 from msvm.fast.smo import SingleVariableSolver
 from msvm.fast.ssnal import kkt_violation
-from msvm.fast.threads import with_fit_threads
+from msvm.fast.threads import blas_threads, with_fit_threads
 
 
 def validate_training_data(estimator, X, y, accept_sparse="csr"):
@@ -78,7 +78,9 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     estimator._gamma = resolve_kernel(
         X, estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0
     )
-    check_kernel_psd(X, estimator.kernel, estimator._gamma, estimator.degree, estimator.coef0)
+    with blas_threads(1):  # a Cholesky of <= 2 000 points: 222 ms on the fit's two threads under
+        # load, 0.14 ms on one (digits, 199 points; benchmarks/NOTES.md, stop 44)
+        check_kernel_psd(X, estimator.kernel, estimator._gamma, estimator.degree, estimator.coef0)
     return X, y_index
 
 
