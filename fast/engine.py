@@ -343,25 +343,8 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
     q, pair_gain = -1, 0.0
     if gain > GAIN_FLOOR * kdiag[i] * scale * scale:
         j, g_j, k, g_k = most_violated(kind, n, g, a_c, h_c, cls, i)
-        q, pair_gain = best_partner(
-            i,
-            j,
-            g_j,
-            k,
-            g_k,
-            col,
-            offset,
-            U,
-            alpha,
-            hi,
-            lin,
-            y_index,
-            kdiag,
-            kind,
-            c,
-            shift,
-            partners,
-        )
+        q, pair_gain = best_partner(i, j, g_j, k, g_k, col, offset, U, alpha, hi, lin, y_index,
+                                    kdiag, kind, c, shift, partners)  # fmt: skip
     if (
         q >= 0
         and pair_gain > SCREEN * gain
