@@ -267,6 +267,12 @@ def check_positive_semidefinite(s: np.ndarray, threshold=None, where: str = "") 
 PSD_CHECK_SIZE = 2000
 
 
+def psd_by_construction(kernel: str, coef0: float) -> bool:
+    """Whether the kernel is positive semi-definite on any data: linear, rbf, poly with coef0 >= 0
+    (not a precomputed one, nor poly with coef0 < 0: ``check_kernel_psd`` tests those)."""
+    return not (kernel == "precomputed" or (kernel == "poly" and coef0 < 0))
+
+
 def check_kernel_psd(X, kernel: str, gamma: float, degree: int, coef0: float) -> None:
     """Refuse training data on which a kernel that is not positive semi-definite by construction
     -- a precomputed Gram matrix ``X``, a poly kernel with coef0 < 0 -- has a significantly
@@ -282,8 +288,8 @@ def check_kernel_psd(X, kernel: str, gamma: float, degree: int, coef0: float) ->
     (against delta, from a bound on the whole matrix's largest eigenvalue) and an indefinite K
     may pass.
     """
-    if not (kernel == "precomputed" or (kernel == "poly" and coef0 < 0)):
-        return  # linear, rbf and poly with coef0 >= 0 are positive semi-definite
+    if psd_by_construction(kernel, coef0):
+        return
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, min(n, PSD_CHECK_SIZE)).round().astype(np.intp))
     if kernel == "precomputed":

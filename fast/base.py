@@ -29,6 +29,7 @@ from msvm.core.validation import (
     check_labels,
     check_sample_weight,
     class_weight_vector,
+    psd_by_construction,
     resolve_kernel,
 )
 from msvm.fast.calibration import ProbabilityMixin
@@ -78,9 +79,11 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     estimator._gamma = resolve_kernel(
         X, estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0
     )
-    with blas_threads(1):  # a Cholesky of <= 2 000 points: 222 ms on the fit's two threads under
-        # load, 0.14 ms on one (digits, 199 points; benchmarks/NOTES.md, stop 44)
-        check_kernel_psd(X, estimator.kernel, estimator._gamma, estimator.degree, estimator.coef0)
+    if not psd_by_construction(estimator.kernel, estimator.coef0):
+        with blas_threads(1):  # a Cholesky of <= 2 000 points: 222 ms on the fit's two threads
+            # under load, 0.14 ms on one (digits, 199 points; benchmarks/NOTES.md, stop 44)
+            params = (estimator._gamma, estimator.degree, estimator.coef0)
+            check_kernel_psd(X, estimator.kernel, *params)
     return X, y_index
 
 

@@ -41,6 +41,7 @@ from msvm.core.validation import (
     check_sample_weight,
     check_training_data,
     gram_eigh,
+    psd_by_construction,
     resolve_kernel,
 )
 
@@ -108,7 +109,7 @@ class Problem:
             self.K = self._kernel(self.X)
         check_finite("The Gram matrix", self.K)
         s, V = gram_eigh(self.K)
-        if kernel == "precomputed" or (kernel == "poly" and self.coef0 < 0):
+        if not psd_by_construction(kernel, self.coef0):
             check_positive_semidefinite(s)
         keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
         dropped = np.einsum("ij,j,ij->i", V[:, ~keep], np.maximum(s[~keep], 0.0), V[:, ~keep])

@@ -212,8 +212,8 @@ def test_an_indefinite_gram_matrix_is_refused_as_the_reference_layer_refuses_it(
 
 
 def test_the_indefinite_threshold_is_the_reference_layers_but_for_a_norm_bound(iris):
-    """The fast layer's Cholesky test shifts by 2 N eps ||K||_inf where the reference layer's
-    threshold is 2 N eps ||K||_2: below the threshold both accept, beyond ||K||_inf / ||K||_2 times
+    """The fast layer's Cholesky test shifts by 1e-5 ||K||_inf where the reference layer's
+    threshold is 1e-5 ||K||_2: below the threshold both accept, beyond ||K||_inf / ||K||_2 times
     it both refuse, and in between only the reference layer refuses."""
     X, y = iris
     K = X @ X.T
