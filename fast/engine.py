@@ -29,6 +29,19 @@ path of Weston-Watkins and Crammer-Singer with exact ones, within a work budget
 The kernel path of every coupled machine (inhibitory, Lee-Lin-Wahba, and Weston-Watkins and
 Crammer-Singer when their face steps have not ended the run) hands the run, once, to an
 interior-point method when the epochs' work reaches its cost (``msvm.fast.interior_point``).
+
+Reference counts.  numba counts every array a compiled function takes, unpacks from a tuple or
+views up on entry and down on each exit, an atomic operation each; the status check after a
+call of another compiled function adds an exit, so LLVM's pruning keeps the counts, and a step
+that passes some forty arrays on (the dual state, the work arrays, the column source) spent
+about half its time on them (``perf``, benchmarks/NOTES.md, stop 44).  Every function called
+on every visit or step that neither allocates nor returns an array -- the pattern's solve and
+move, the subproblem solvers, ``transfer_or_step``, the deferred steps, the linear path's
+outputs and update -- is therefore compiled without numba's runtime (``_nrt=False``): its
+arrays are borrowed from the epoch that allocated them, and numba refuses at compile time an
+allocation in such a function or a call in it that returns an array.  The epochs themselves
+allocate their work arrays and keep the counts; they take them once an epoch (stop 45: the
+same steps in 0.6-0.9x the time).
 """
 
 from __future__ import annotations
@@ -155,19 +168,18 @@ SCREEN = 0.5
 PREFETCH_AHEAD = 4
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def prefetch_rows(i, alpha, hi, lin, cls):
-    """Prefetch pattern i's rows of the dual state and of its active-variable list; the arrays
-    are passed singly, not as the ``dual`` tuple, whose unpacking would cost reference counting
-    on every visit.  Not inlined either: an inlined helper's arguments are new references, and
-    in an epoch's loop numba could not drop their reference counting (NOTES, stop 28)."""
+    """Prefetch pattern i's rows of the dual state and of its active-variable list.  Not inlined:
+    an inlined helper's arguments are new references, and in an epoch's loop numba could not
+    drop their reference counting (NOTES, stop 28)."""
     prefetch(alpha, i)
     prefetch(hi, i)
     prefetch(lin, i)
     prefetch(cls, i)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def prefetch_data_row(i, dense, data, indices, indptr):
     """Prefetch data row i for a linear step (dense or CSR; the arrays singly, as elsewhere)."""
     if dense.shape[0] > 0:
@@ -188,8 +200,8 @@ def prefetch_data_row(i, dense, data, indices, indptr):
 # when shift != 0 (patterns.state_coef).  dS always has L + 1 entries (add_column reads U's).
 # Work arrays (``work_arrays``): the visited pattern's gradient g and its alpha and hi on the
 # active variables (compact, p < n), v, lo, hi and delta for the subproblem, dS (L + 1) for the
-# change of [Z, Z 1], scratch (8L) for the subproblem solvers.  The hot functions take arrays
-# singly: unpacking a tuple of arrays, or taking a row view, costs numba's reference counting.
+# change of [Z, Z 1], scratch (8L) for the subproblem solvers.  In the epochs, which keep numba's
+# reference counts (module docstring), a tuple of arrays unpacked or a row view costs them.
 
 
 @nb.njit(cache=True)
@@ -246,7 +258,7 @@ def over_relax(kind, n, a_c, h_c, relax, d):
             d[limit] = to - a_c[limit]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work):
     """Solve the subproblem of pattern i's n active variables exactly, given pattern_check's
     compact g, a_c and h_c; leaves the step in ``work[6]`` and returns its exact dual gain."""
@@ -262,7 +274,7 @@ def pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work):
     return quadratic_gain(n, g, d, kdiag[i], ch, v)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
     """Take ``relax`` times the step that ``pattern_solve`` left in ``work[6]``
     (``over_relax``); the other variables stay where they are.  Leaves the change of row i of
@@ -309,30 +321,23 @@ def most_violated(kind, n, g, a_c, h_c, cls, i):
 OWN_STEP, NO_STEP = -1, -2
 
 
-@nb.njit(cache=True)
-def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, kind, c, shift,
-                     relax, work, pair_work, identity):  # fmt: skip
+@nb.njit(cache=True, _nrt=False)
+def transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift, relax, work,
+                     pair_work, identity):  # fmt: skip
     """Pattern i's visit when it steps: its own exact step, or the transfer with the partner of
     ``transfer.best_partner`` when that gains more (``msvm.fast.transfer``).  Returns the
     partner q of a transfer (Z_i += dS, Z_q -= dS, dS in ``work[7]``), OWN_STEP (Z_i += dS) or
-    NO_STEP.  ``at_once``: K[:, i] comes from ``source`` and the outputs are updated here;
-    otherwise ``col`` holds K[:, i] at i's partners and the caller applies dS (reading the rows
-    of U of i and its partners is all a choice needs).  (One function for both: a wrapper's
-    dozens of array arguments cost each step their reference counts.)
+    NO_STEP; the caller applies dS to the outputs (``apply_step``, or deferred).  ``col`` holds
+    K[:, i], at least at i's partners (reading the rows of U of i and its partners is all a
+    choice needs); the whole column for i's first transfer, which makes its partner list.
 
-    Its callees on the transfer's path (``best_partner``, ``transfer_step``, ``apply_transfer``,
-    ``add_difference``, ``state_change``, ``activate_row``, ``add_column``) are inlined.  numba
-    counts every array argument of a function up on entry and down on each normal exit; the
-    status check after each call of another compiled function adds an exit without the counts
-    down, so LLVM's pruning keeps all of them: this function counted 42 arrays up and down on
-    every step, and the atomic counts were about half of the jitted samples of the wine
-    leave-one-out path (``perf``, stop 44).  Inlining these callees made its steps 0.87-0.92x
-    the time (identical steps) for about 2 s more of a cold InhibitorySVC fit; inlining
-    ``pattern_solve``, ``pattern_move`` and the subproblem solvers too gave 0.80x, but a cold
-    InhibitorySVC fit compiled 42 s instead of 17 s (benchmarks/NOTES.md, stop 44)."""
+    Compiled without reference counts (module docstring): with them it counted 42 arrays up and
+    down on every step (stop 44).  Its callees on the transfer's path (``best_partner``,
+    ``transfer_step``, ``apply_transfer``, ``state_change``, ``activate_row``) are inlined (stop
+    44: 0.87-0.92x the time for about 2 s more of a cold InhibitorySVC fit; inlining
+    ``pattern_solve``, ``pattern_move`` and the subproblem solvers too compiled a cold
+    InhibitorySVC fit in 42 s instead of 17 s, benchmarks/NOTES.md)."""
     alpha, hi, lin, y_index, kdiag, cls, n_cls, partners = dual
-    if at_once:
-        col = get_column(source, i)
     gain = pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
     # A visit whose own step gains next to nothing (a rounding residue: CS mass of 1e-17 on a
     # variable keeps the violation large) takes that step: it is what clears the residue, and a
@@ -344,7 +349,7 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
     if gain > GAIN_FLOOR * kdiag[i] * scale * scale:
         j, g_j, k, g_k = most_violated(kind, n, g, a_c, h_c, cls, i)
         q, pair_gain = best_partner(i, j, g_j, k, g_k, col, offset, U, alpha, hi, lin, y_index,
-                                    kdiag, kind, c, shift, partners)  # fmt: skip
+                                    kdiag, kind, c, shift, partners, pair_work[8])  # fmt: skip
     if (
         q >= 0
         and pair_gain > SCREEN * gain
@@ -358,13 +363,9 @@ def transfer_or_step(i, n, g, a_c, h_c, source, col, at_once, offset, U, dual, k
         state_change(kind, alpha.shape[1], delta, identity, np.int64(0), y_index[i], shift, dS)
         activate_row(hi, cls, n_cls, i)  # either pattern may have moved variables set aside
         activate_row(hi, cls, n_cls, q)
-        if at_once:  # col stays cached: it is the newest
-            add_difference(U, col, get_column(source, q), dS)
         return q
     if not pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
         return NO_STEP
-    if at_once:
-        add_column(U, col, offset, work[7])
     return OWN_STEP
 
 
@@ -382,7 +383,7 @@ def add_column(U, col, offset, dB):
                 U[n, j] += (col[n] + offset) * b
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def kernel_entry(x, y, sq_x, sq_y, params):
     """k(x, y) for two data rows of len(x) features, summed as ``kernels.dense_column`` does:
     feature by feature from 0."""
@@ -410,7 +411,7 @@ def pending_arrays(source, W: int, batch: int, n_partners: int):
     )
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def pending_row(i, U, source, offset, pending, n_pending, out):
     """out = U[i] + sum_t k_t dS_t over the n_pending deferred steps t, k_t = k(x_i, x_t) +
     offset, or k(x_i, x_t) - k(x_i, x_q) for a transfer to partner q: pattern i's current
@@ -435,7 +436,7 @@ def pending_row(i, U, source, offset, pending, n_pending, out):
             out[j] += k * D[t, j]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def push_pending(i, q, dS, source, pending, n_pending):
     """Defer the step Z_i += dS (and Z_q -= dS for a partner q >= 0); returns the new count."""
     XT, sq_norms = source[3], source[4]
@@ -452,7 +453,7 @@ def push_pending(i, q, dS, source, pending, n_pending):
     return n_pending + 1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def apply_step(U, col_i, col_q, q, offset, dS):
     """U after Z_i += dS (and Z_q -= dS for q >= 0), as the direct steps apply it."""
     if q < 0:
@@ -461,7 +462,7 @@ def apply_step(U, col_i, col_q, q, offset, dS):
         add_difference(U, col_i, col_q, dS)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def flushed_column(p, r, G, source):
     """K[:, p] in a flush: row r of G when computed there (r >= 0), else its cached column,
     marked used."""
@@ -519,7 +520,7 @@ def flush_pending(source, offset, U, pending, n_pending):
                 last_used[slot] = clock[0]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def apply_or_defer(i, q, dS, source, offset, U, pending, n_pending, flush_first):
     """Z_i += dS (and Z_q -= dS for q >= 0), reaching U in the order the steps are taken, as
     without deferring: deferred (``push_pending``) when a column is not cached or, unless
@@ -538,7 +539,7 @@ def apply_or_defer(i, q, dS, source, offset, U, pending, n_pending, flush_first)
     return n_pending
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, relax, transfers,
                   work, pair_work, identity, pending, n_pending):  # fmt: skip
     """Pattern i's step with its outputs' update deferred unless its column is cached
@@ -575,8 +576,8 @@ def deferred_step(i, n, g, a_c, h_c, source, offset, U, dual, kind, c, shift, re
                 q = rows[p]
                 col[q] = kernel_entry(x_i, XT[:, q], sq_norms[i], sq_norms[q], params)
             col_i = col
-        q_step = transfer_or_step(i, n, g, a_c, h_c, source, col_i, False, offset, U, dual,
-                                  kind, c, shift, relax, work, pair_work, identity)  # fmt: skip
+        q_step = transfer_or_step(i, n, g, a_c, h_c, col_i, offset, U, dual, kind, c, shift,
+                                  relax, work, pair_work, identity)  # fmt: skip
         for p in range(synced):  # put the rows back
             q = i if p == 0 else rows[p - 1]
             for j in range(U.shape[1]):
@@ -630,7 +631,6 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
     g, a_c, h_c = work[0], work[1], work[2]
     keep = np.ones(order.size, dtype=np.bool_)
     row = np.empty((W, 1)).T  # pattern i's current outputs when deferred (Fortran, as U)
-    no_column = np.empty(0)
     worst, steps, n_pending, waited = 0.0, 0, np.int64(0), 0
     for pos in range(order.size):
         if pos + PREFETCH_AHEAD < order.size:
@@ -657,10 +657,13 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
         elif violation > skip_below:
             if pending is None:
                 if transfers:
-                    q = transfer_or_step(i, n, g, a_c, h_c, source, no_column, True, offset, U,
-                                         dual, kind, c, shift, relax, work, pair_work,
-                                         identity)  # fmt: skip
-                    steps += q != NO_STEP
+                    col = get_column(source, i)
+                    q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift,
+                                         relax, work, pair_work, identity)  # fmt: skip
+                    if q != NO_STEP:  # (col stays cached while q's is read: it is the newest)
+                        col_q = col if q < 0 else get_column(source, q)
+                        apply_step(U, col, col_q, q, offset, work[7])
+                        steps += 1
                 else:
                     pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
                     if pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
@@ -669,9 +672,13 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
             elif transfers and partners[i, 0] == NOT_FOUND:  # the first: from i's whole column
                 flush_pending(source, offset, U, pending, n_pending)
                 n_pending = np.int64(0)
-                q = transfer_or_step(i, n, g, a_c, h_c, source, no_column, True, offset, U, dual,
-                                     kind, c, shift, relax, work, pair_work, identity)  # fmt: skip
-                steps += q != NO_STEP
+                col = get_column(source, i)
+                q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift,
+                                     relax, work, pair_work, identity)  # fmt: skip
+                if q != NO_STEP:
+                    col_q = col if q < 0 else get_column(source, q)
+                    apply_step(U, col, col_q, q, offset, work[7])
+                    steps += 1
             else:
                 moved, n_pending = deferred_step(i, n, g, a_c, h_c, source, offset, U, dual,
                                                  kind, c, shift, relax, transfers, work,
@@ -724,7 +731,7 @@ def greedy_steps(n_steps, source, offset, U, dual, kind, c, shift, tol, viol):
 # moved.
 
 
-@nb.njit(cache=True, fastmath={"reassoc", "contract"})
+@nb.njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
 def row_outputs(i, dense, data, indices, indptr, Wt, w0, cls, n, y, kind, shift, out):
     """x_i w_j + w0_j (dense or CSR row i) into out[0, j] (1, L or L + 1) for the outputs pattern
     i's check reads: its active classes, its own class for WW and CS, the sum column when
@@ -749,7 +756,7 @@ def row_outputs(i, dense, data, indices, indptr, Wt, w0, cls, n, y, kind, shift,
         out[0, j] = total
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def add_row(i, rows, Wt, dB):
     """Wt += dB x_i (W += x_i^T dB), one axpy for each class whose coefficient changed."""
     dense, data, indices, indptr = rows

@@ -127,7 +127,7 @@ def gather_row(M, i, cls, ci, n, out):
         out[p] = M[i, cls[ci, p]]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def hessian_structure(kind: int, y: int, c: float, L: int, cls, ci, n, v):
     """Fill v (on the active variables) and return c: the pattern Hessian is K_ii (I - c v v^T)."""
     for p in range(n):
@@ -163,7 +163,7 @@ def state_change(kind: int, n, delta, cls, ci, y: int, shift: float, dS):
     dS[L] = total if shift != 0.0 else 0.0
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def sort_small_pairs(keys, values, out_keys, out_values):
     """out_keys = keys sorted (stably), out_values = values in the same order (pass the same
     arrays twice to sort keys alone).
@@ -183,7 +183,7 @@ def sort_small_pairs(keys, values, out_keys, out_values):
         out_values[rank] = values[i]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def _step_at(n, t, g, inv_k, c, v, lo, hi, delta):
     """delta_p(t) = clip(g_p / k + c v_p t, lo_p, hi_p); returns sum_p v_p delta_p(t) - t."""
     total = 0.0
@@ -194,7 +194,7 @@ def _step_at(n, t, g, inv_k, c, v, lo, hi, delta):
     return total - t
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def box_rank_one(n, g, k, c, v, lo, hi, delta, work):
     """Exactly maximise g.d - k/2 (||d||^2 - c (v.d)^2) over lo <= d <= hi (needs c ||v||^2 <= 1),
     for the first n entries.
@@ -246,7 +246,7 @@ def box_rank_one(n, g, k, c, v, lo, hi, delta, work):
     _step_at(n, ts[m - 1] + phi, g, inv_k, c, v, lo, hi, delta)  # right of them all, slope -1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def budget_rank_one(n, g, k, alpha, hi, delta, work):
     """Exactly maximise g.d - k/2 (||d||^2 + (1.d)^2) over alpha + d >= 0, sum(alpha + d) <= C,
     for the first n entries (the active variables; the others of the pattern hold no mass).

@@ -112,14 +112,15 @@ def partner_table(n_patterns: int) -> np.ndarray:
     return table
 
 
-@nb.njit(cache=True)
-def nearest_partners(i, col, offset, kdiag, y_index, kind, row):
+@nb.njit(cache=True, _nrt=False)
+def nearest_partners(i, col, offset, kdiag, y_index, kind, row, dist):
     """Fill ``row`` with the admissible patterns nearest to pattern i in kernel distance
     kd_iq = kdiag_i + kdiag_q - 2 (K_iq + offset), nearest first (-1 past the last), from i's
-    column ``col``: one pass keeping the row.size nearest, the farthest kept replaced."""
+    column ``col``: one pass keeping the row.size nearest, the farthest kept replaced, then a
+    stable insertion sort of the kept ones; ``dist`` (row.size) is work space."""
     k = row.size
-    dist = np.full(k, np.inf)
-    row[:] = -1
+    for p in range(k):
+        dist[p], row[p] = np.inf, -1
     worst, at = np.inf, 0  # the largest distance kept (inf while a slot is empty), its slot
     y_i = y_index[i]
     for q in range(col.size):
@@ -132,12 +133,17 @@ def nearest_partners(i, col, offset, kdiag, y_index, kind, row):
             dist[at], row[at] = kd, q
             at = np.argmax(dist)
             worst = dist[at]
-    sort_small_pairs(dist, row.copy(), np.empty(k), row)  # (numba's argsort: 3 s to compile)
+    for p in range(1, k):  # (32 entries, once a pattern and run)
+        key, value, r = dist[p], row[p], p
+        while r > 0 and dist[r - 1] > key:
+            dist[r], row[r] = dist[r - 1], row[r - 1]
+            r -= 1
+        dist[r], row[r] = key, value
 
 
 @nb.njit(cache=True, inline="always")
 def best_partner(i, j, g_ij, k, g_ik, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c,
-                 shift, partners):  # fmt: skip
+                 shift, partners, dist):  # fmt: skip
     """The partner of pattern i whose transfer in class j alone gains most, and that gain (-1, 0
     if none gains): second-order selection, as libsvm's for a pair of variables, with the exact
     clipped gain of moving the pair (i, j), (q, j), over the q on i's partner list (j: the class
@@ -147,11 +153,12 @@ def best_partner(i, j, g_ij, k, g_ik, col, offset, U, alpha, hi, lin, y_index, k
 
     ``kdiag`` are the step curvatures (kernel diagonal plus ``offset``); the curvature of the
     pair is kd = kdiag_i + kdiag_q - 2 (K_iq + offset) times pattern i's Hessian entry h_jj.
+    ``dist``: ``nearest_partners``' work space, for i's first transfer.
     """
     L = alpha.shape[1]
     row = partners[i]
     if row[0] == NOT_FOUND:
-        nearest_partners(i, col, offset, kdiag, y_index, kind, row)
+        nearest_partners(i, col, offset, kdiag, y_index, kind, row, dist)
     y_i = y_index[i]
     if kind == SIGN:
         h_jj = 1.0 - c
@@ -200,7 +207,7 @@ def best_partner(i, j, g_ij, k, g_ik, col, offset, U, alpha, hi, lin, y_index, k
     return best, best_gain
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def sum_clip_root(n, a, lo, hi, target, work):
     """s with sum_p clip(a_p - s, lo_p, hi_p) = target (a non-increasing, piecewise-linear
     function of s; the target lies between sum lo and sum hi).  ``work`` has >= 4n entries."""
@@ -229,7 +236,7 @@ def sum_clip_root(n, a, lo, hi, target, work):
     return ts[m - 1]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, _nrt=False)
 def budget_transfer(n, g, k, lo, hi, lo_sum, hi_sum, ones, delta, work):
     """Exactly maximise g.d - k/2 (||d||^2 + (1.d)^2) over lo <= d <= hi and
     lo_sum <= 1.d <= hi_sum (both boxes contain 0): a CS transfer, where pattern i's budget
@@ -284,10 +291,10 @@ def quadratic_gain(n, g, d, k, ch, v):
 def transfer_step(i, q, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c, shift, work):
     """The exact transfer between patterns i and q (module docstring), every class of both.
 
-    Work arrays: ``work`` = (g_i, g_q, lo, hi, v, delta, scratch (8L), ones); returns its dual
-    gain (0 if it cannot move) with delta, pattern i's change, in work[5].
+    Work arrays: ``work`` = (g_i, g_q, lo, hi, v, delta, scratch (8L), ones, ...); returns its
+    dual gain (0 if it cannot move) with delta, pattern i's change, in work[5].
     """
-    g_i, g_q, lo, up, v, delta, scratch, ones = work
+    g_i, g_q, lo, up, v, delta, scratch, ones, _ = work
     L = alpha.shape[1]
     y_i, y_q = y_index[i], y_index[q]
     for j in range(L):
@@ -326,7 +333,7 @@ def transfer_step(i, q, col, offset, U, alpha, hi, lin, y_index, kdiag, kind, c,
 
 @nb.njit(cache=True)
 def transfer_arrays(L):
-    """``transfer_step``'s work arrays."""
+    """``transfer_step``'s work arrays, and ``nearest_partners``' (PARTNERS) last."""
     return (
         np.empty(L),
         np.empty(L),
@@ -336,6 +343,7 @@ def transfer_arrays(L):
         np.empty(L),
         np.empty(8 * L),
         np.ones(L),
+        np.empty(PARTNERS),
     )
 
 

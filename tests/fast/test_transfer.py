@@ -145,7 +145,7 @@ def test_nearest_partners_are_the_nearest_admissible_patterns(kind):
     kdiag = np.diag(K).copy()
     for i in (0, 17, 99):
         row = np.empty(PARTNERS, dtype=np.int64)
-        nearest_partners(i, K[i], 0.0, kdiag, y, kind, row)
+        nearest_partners(i, K[i], 0.0, kdiag, y, kind, row, np.empty(PARTNERS))
         kd = kdiag[i] + kdiag - 2 * K[i]
         admissible = (np.arange(N) != i) & ((y == y[i]) if kind in (WW, CS) else True)
         ok = admissible & (kd <= REACH * (kdiag[i] + kdiag))  # coupled enough to pay
