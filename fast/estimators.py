@@ -94,7 +94,8 @@ _DOC_PARAMETERS = """
     Attributes
     ----------
     classes_ : labels; dual_coef_ : (n_samples, n_classes) dual variables alpha_ij
-    support_, support_vectors_ : patterns with a non-zero dual variable
+    support_, support_vectors_ : patterns with a non-zero dual variable, grouped by class (in the
+        order of classes_, blocks of n_support_) as SVC orders them
     n_support_ : (n_classes,) int32, how many of them each class has (as SVC's)
     coef_ : (n_classes, n_features), linear kernel only; intercept_ : (n_classes,)
     objective_, dual_objective_ : canonical primal and dual values at the returned solution
@@ -105,7 +106,11 @@ _DOC_PARAMETERS = """
         may miss by ``tol``, which costs C tol in the primal (WestonWatkinsSVC on standardised
         wine at C = 1e6: gap 0.999 at tol = 1e-3, 0.41 at tol = 1e-6, the same predictions on
         the training set and on 2 000 random points).  Lower ``tol`` or rescale the features
-        to tighten it.
+        to tighten it.  With ``fit_intercept=True`` the dual value is taken where the bias
+        condition sum_i B_i = 0 holds to the augmented Lagrangian's tolerance, not exactly, so
+        it is not a certified bound: near a converged fit the gap can come out slightly
+        negative (standardised wine, 100 points, C = 0.1, tol = 1e-3: OneVsAllSVC -2.5e-5,
+        InhibitorySVC -1.5e-5; at tol = 1e-5 both positive).
     n_iter_ : epochs run; n_steps_ : pattern updates (variable updates for smo/sgd), each one
     kernel column applied to the outputs; kkt_violation_ : the final stopping quantity.  (A cold
     linear-kernel fit on >= 20 000 samples of a box-constrained machine -- all but

@@ -82,6 +82,24 @@ def gram_matrix(estimator, X, y):
     return K, y
 
 
+MACHINES = (
+    "InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC, CrammerSingerSVC, LeeLinWahbaSVC and "
+    "SimplexSVC with loss='hinge'"
+)
+
+
+def check_machine(estimator):
+    """ValueError unless the folds of ``estimator`` are its dual with one pattern's variables
+    fixed at 0, which needs one dual variable per pattern and class (not MultiPrototypeSVC's
+    prototypes, the squared simplex loss or MKPM's kernel PCA)."""
+    loss = getattr(estimator, "loss", "hinge")
+    if not getattr(estimator, "_leave_one_out", False) or loss != "hinge":
+        raise ValueError(
+            f"Leave-one-out without refits takes {MACHINES}; got {type(estimator).__name__}"
+            f"{'' if loss == 'hinge' else f' with loss={loss!r}'}."
+        )
+
+
 # A fold checks whether its left-out point's class is already certain (``certain``) at its start
 # and after every CERTIFY_STEPS steps: a duality gap costs about as much as a few steps.
 CERTIFY_STEPS = 32
@@ -101,6 +119,7 @@ def leave_one_out_path(
     the patterns as in ``fit``; every fold keeps the full data's weights s_i (a "balanced"
     class weight is not recomputed on the N - 1 patterns of a fold).
     """
+    check_machine(estimator)
     if getattr(estimator, "fit_intercept", False) or getattr(estimator, "solver", "dcd") != "dcd":
         raise ValueError("leave_one_out needs solver='dcd' and no fit_intercept.")
     Cs = np.asarray(Cs, dtype=np.float64).ravel()
@@ -150,8 +169,6 @@ def fitted_dual(model, source):
     (alpha, hi, lin, c, U), with the outputs U = K state_coef(alpha)."""
     y_index, L = model._y_index, model.classes_.size
     alpha = model.dual_coef_ if model.dual_coef_.ndim == 2 else model._beta
-    if alpha.shape[1] != L:
-        raise ValueError("leave_one_out takes machines with one output per class.")
     c = model._inhibition(L)
     lin, free = model._dual_terms(y_index, L)
     hi = weighted_bounds(model._upper_bounds(float(model.C), free), model._weights)

@@ -105,6 +105,7 @@ from msvm.fast.threads import blas_threads
 NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training points than this
 NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
 COLUMN_START = 256  # first cap K on d_l that max_column_dimension="auto" tries (then doubles)
+TOTAL_BINDS = 0.1  # n_components=None: D doubles while the selected d is in its last tenth
 
 
 class MKPMClassifier(ClassifierMixin, BaseEstimator):
@@ -113,8 +114,11 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     n_components : int or None, default=None
-        D, the largest total dimension d = d_1 + ... + d_L on the path (None: the number of
-        training points, or L K if that is smaller).
+        D, the largest total dimension d = d_1 + ... + d_L on the path.  None: the number of
+        training points N (or L K if that is smaller), doubled, up to L N, while the selected d
+        lies in the path's last tenth (with many classes N leaves each column about N / L
+        components: 30 classes of 5 points selected d = 148 of 150 at 40 % cross-validated
+        accuracy, against 87 % with D grown).
     max_column_dimension : int or None, default=None
         K, the most kernel-PCA components one code column can use: only the top K eigenpairs
         of the Gram matrix are computed.  None: start at min(256, D) and double while some
@@ -293,11 +297,11 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             targets = np.sqrt(weights)[:, None] * targets
             total = weights.sum()
         projections = basis.A.T @ targets  # a_k^T y_l, (K, L)
-        N, (K, L) = targets.shape[0], projections.shape
+        K, L = projections.shape
         explained = np.vstack([np.zeros((1, L)), np.cumsum(projections**2, axis=0)])
         # (42) / N, or / sum_i s_i weighted; shape (L, K+1)
         G = ((targets**2).sum(axis=0)[None, :] - explained).T / total
-        D = min(N if self.n_components is None else self.n_components, L * K)
+        D = min(self._total, L * K)
         risk, alloc = capped_allocation_path(np.ascontiguousarray(G), D + 1)
         coef = projections / np.sqrt(basis.gamma)[:, None]  # beta_kl (41)
         return basis, G, risk, alloc, coef, intercept
@@ -371,13 +375,14 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fit the regularisation path and choose the total dimension d.
+        """Fit the regularisation path and choose the total dimension d, on ``X`` (dense or CSR;
+        the Gram matrix if precomputed).
 
         ``sample_weight`` (n_samples,), default None: pattern i counts s_i times in the
         kernel PCA, the least squares and the selection error (class docstring); an invalid one
         (wrong length, negative, NaN or inf, all zero) raises ValueError.
         """
-        X, y_index = validate_training_data(self, X, y, accept_sparse=False)
+        X, y_index = validate_training_data(self, X, y)
         weights = check_sample_weight(sample_weight, y_index.size, y_index)
         classes_of, kept = y_index, np.arange(y_index.size)
         if weights is not None and np.any(weights == 0):  # left out (class docstring)
@@ -397,6 +402,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             top = min(COLUMN_START, limit) if landmarks is None else limit
         # one BLAS thread for eigenproblems up to SERIAL_UP_TO wide (msvm.fast.kpca)
         serial = (N if landmarks is None else landmarks) <= SERIAL_UP_TO
+        self._total = N if self.n_components is None else self.n_components
         with blas_threads(1) if serial else nullcontext():
             self._fit_path(X, y_index, code, rng, top, landmarks, limit, weights)
         self._n_train = classes_of.size  # a precomputed kernel's rows k(x, X) have this width
@@ -425,15 +431,26 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
                 X, y_index, code, rng, top, landmarks, weights
             )
             self.selected_dimension_ = select_dimension(self.selection_errors_)
-            # The cap binds where the chosen allocation gives a column every component of the
-            # basis: then a larger basis (K doubled, or twice the landmarks) is tried.
-            K = coef.shape[0]
-            if self.max_column_dimension is not None or alloc[self.selected_dimension_].max() < K:
-                return self
-            if landmarks is None and K == top < limit:
+            # The column cap binds where the chosen allocation gives a column every component of
+            # the basis: then a larger basis (K doubled, or twice the landmarks) is tried.  The
+            # total cap D binds where the chosen d lies in the path's last TOTAL_BINDS share
+            # (many classes: D = N leaves each column about N / L components): D doubles, up to
+            # L times the most components a column may use.
+            K, D, d = coef.shape[0], alloc.shape[0] - 1, self.selected_dimension_
+            column = self.max_column_dimension is None and alloc[d].max() >= K
+            total = (
+                self.n_components is None
+                and D == self._total < code.shape[1] * limit
+                and d >= (1.0 - TOTAL_BINDS) * D
+            )
+            if column and landmarks is None and K == top < limit:
                 top = min(2 * top, limit)
-            elif landmarks is not None and self.n_landmarks is None and K == landmarks < N:
+            elif (
+                column and landmarks is not None and self.n_landmarks is None and K == landmarks < N
+            ):
                 landmarks = min(2 * landmarks, N)
+            elif total:
+                self._total = min(2 * self._total, code.shape[1] * limit)
             else:
                 return self
 
@@ -504,7 +521,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     def path_outputs(self, X):
         """f(x) for every total dimension d = 0..D, shape (n_samples, D+1, L)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return self._path_outputs(
             self._scores(X), self.coef_, self.allocation_path_, self._intercept
         )
@@ -512,7 +529,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8)."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         alloc = self.allocation_path_[self.selected_dimension_]
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
             Z = self._scores(X)
@@ -532,4 +549,5 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.pairwise = self.kernel == "precomputed"
+        tags.input_tags.sparse = True
         return tags

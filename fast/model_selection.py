@@ -24,7 +24,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from msvm.fast.loo import leave_one_out_path
+from msvm.fast.loo import check_machine, leave_one_out_path
 
 
 @dataclass
@@ -99,7 +99,7 @@ def _check_grid(estimator, Cs, gammas):
     return Cs, [g if isinstance(g, str) else float(g) for g in gammas]
 
 
-def loo_grid_search(estimator, X, y, *, Cs, gammas=None) -> LeaveOneOutGrid:
+def loo_grid_search(estimator, X, y, *, Cs, gammas=None, sample_weight=None) -> LeaveOneOutGrid:
     """Leave-one-out accuracy of ``estimator`` at every (gamma, C) of the grid, without refits.
 
     Parameters
@@ -112,6 +112,8 @@ def loo_grid_search(estimator, X, y, *, Cs, gammas=None) -> LeaveOneOutGrid:
     y : array-like of shape (n_samples,)
     Cs : array-like of positive floats
     gammas : list of positive floats, "scale" or "auto", or None (the estimator's own gamma)
+    sample_weight : array-like of shape (n_samples,) or None: each pattern's loss weight, as in
+        ``fit`` (every fold keeps the full data's weights, ``leave_one_out_path``)
 
     Returns
     -------
@@ -126,13 +128,14 @@ def loo_grid_search(estimator, X, y, *, Cs, gammas=None) -> LeaveOneOutGrid:
     >>> grid.accuracy.shape, grid.best_accuracy > 0.9
     ((2, 2), True)
     """
+    check_machine(estimator)
     Cs, gammas = _check_grid(estimator, Cs, gammas)
     order = np.argsort(Cs, kind="stable")  # warm starts along increasing C
     accuracy = np.empty((len(gammas), Cs.size))
     steps = unconverged = 0
     for a, gamma in enumerate(gammas):
         model = clone(estimator).set_params(gamma=gamma)
-        path = leave_one_out_path(model, X, y, Cs[order])
+        path = leave_one_out_path(model, X, y, Cs[order], sample_weight=sample_weight)
         accuracy[a, order] = path.accuracy(y)
         steps += path.steps
         unconverged += path.unconverged
@@ -203,16 +206,20 @@ class LeaveOneOutSearchCV(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self.estimator
 
     @_fit_context(prefer_skip_nested_validation=False)  # the estimator's parameters too
-    def fit(self, X, y):
-        """Search the grid by leave-one-out accuracy and refit the best machine on ``X, y``."""
+    def fit(self, X, y, sample_weight=None):
+        """Search the grid by leave-one-out accuracy and refit the best machine on ``X, y``;
+        ``sample_weight`` weighs each pattern's loss in the search and the refit."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
         estimator = self._estimator()
-        self.search_ = loo_grid_search(estimator, X, y, Cs=self.Cs, gammas=self.gammas)
+        self.search_ = loo_grid_search(
+            estimator, X, y, Cs=self.Cs, gammas=self.gammas, sample_weight=sample_weight
+        )
         self.best_params_ = {"C": self.search_.best_C, "gamma": self.search_.best_gamma}
         self.best_score_ = self.search_.best_accuracy
         self.loo_accuracy_ = self.search_.accuracy
-        self.best_estimator_ = clone(estimator).set_params(**self.best_params_).fit(X, y)
+        best = clone(estimator).set_params(**self.best_params_)
+        self.best_estimator_ = best.fit(X, y, sample_weight=sample_weight)
         self.classes_ = self.best_estimator_.classes_
         return self
 

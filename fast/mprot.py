@@ -46,6 +46,7 @@ from msvm.core.validation import check_finite, check_fit_scale
 from msvm.fast.base import (
     BaseMulticlassSVC,
     loss_weights,
+    support_by_class,
     support_counts,
     validate_training_data,
 )
@@ -406,6 +407,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
 
     _kind = CS
     _single_variable_solvers = False
+    _leave_one_out = False  # n_prototypes outputs per class
     _parameter_constraints = {
         **BaseMulticlassSVC._parameter_constraints,
         "n_prototypes": [Interval(Integral, 1, None, closed="left")],
@@ -700,7 +702,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.intercept_ = self._bias.copy()
         check_finite("The fit", primal)
         self.objective_ = primal
-        self.support_ = np.flatnonzero(np.any(alpha > 0, axis=1))
+        self.support_ = support_by_class(np.any(alpha > 0, axis=1), y_index)
         self.n_support_ = support_counts(
             self.support_, y_index, proto_class.size // self.n_prototypes
         )

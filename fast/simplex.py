@@ -42,6 +42,7 @@ from msvm.core.validation import check_finite, gram_eigh
 from msvm.fast.base import (
     BaseMulticlassSVC,
     loss_weights,
+    support_by_class,
     support_counts,
     validate_training_data,
 )
@@ -199,7 +200,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.dual_objective_ = self.objective_  # closed form: the optimum itself
         self.relative_gap_ = 0.0
         self.n_iter_ = 1  # one closed-form solve
-        self.support_ = np.flatnonzero(np.any(B != 0.0, axis=1))
+        self.support_ = support_by_class(np.any(B != 0.0, axis=1), self._y_index)
         self.n_support_ = support_counts(self.support_, self._y_index, T)
         self.support_vectors_ = (
             np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]

@@ -294,3 +294,53 @@ def test_intercept_guarantees_on_shifted_data():
     assert np.all(moved.risk_table_[:, 13] <= origin.risk_table_[:, 13])
     assert moved.risk_path_[39] <= origin.risk_path_[39]
     np.testing.assert_allclose(moved.risk_table_[:, 0], targets.var(axis=0), atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"kernel": "linear"},
+        {"kernel": "poly", "degree": 2},
+        {"fit_intercept": True},
+        {"approximation": "nystroem", "n_landmarks": 40},
+        {"kernel": "precomputed"},
+    ],  # fmt: skip
+    ids=lambda o: "-".join(map(str, o.values())) or "rbf",
+)
+def test_csr_input_fits_as_dense(options):
+    """CSR input (features, or a precomputed Gram matrix) gives the dense fit: the same path,
+    selected dimension and decision values up to the kernels' rounding."""
+    import scipy.sparse as sp
+
+    X, y = datasets.load("iris")
+    X = np.where(X < 1.5, 0.0, X)  # zeros for CSR to drop
+    if options.get("kernel") == "precomputed":
+        X = X @ X.T
+    dense = MKPMClassifier(random_state=0, **options).fit(X, y)
+    sparse = MKPMClassifier(random_state=0, **options).fit(sp.csr_matrix(X), y)
+    assert sparse.selected_dimension_ == dense.selected_dimension_
+    np.testing.assert_array_equal(sparse.selection_errors_, dense.selection_errors_)
+    np.testing.assert_allclose(
+        sparse.decision_function(sp.csr_matrix(X)), dense.decision_function(X), atol=1e-8
+    )
+
+
+def test_default_total_dimension_grows_off_the_end_of_the_path():
+    """With 30 classes of 5 points the default D = N leaves each one-vs-all column about 5
+    components and the selection ends at the cap (d = 148 of 150 before D grew); D doubles
+    while the selected d is in the path's last tenth, and the fit then equals the one with the
+    largest meaningful D = L N: the same selection errors on the shared path, d and scores."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(150, 5) + np.repeat(rng.randn(30, 5) * 3, 5, axis=0)
+    y = np.repeat(np.arange(30), 5)
+    default = MKPMClassifier(random_state=0).fit(X, y)
+    widest = MKPMClassifier(random_state=0, n_components=30 * 150).fit(X, y)
+    D = default.selection_errors_.size - 1
+    assert 150 < D < 30 * 150 and default.selected_dimension_ < 0.9 * D
+    np.testing.assert_array_equal(default.selection_errors_, widest.selection_errors_[: D + 1])
+    assert default.selected_dimension_ == widest.selected_dimension_
+    np.testing.assert_array_equal(default.decision_function(X), widest.decision_function(X))
+    fixed = MKPMClassifier(random_state=0, n_components=150).fit(X, y)  # the old default
+    assert fixed.selected_dimension_ >= 0.9 * 150
+    assert default.score(X, y) > fixed.score(X, y)

@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, LeaveOneOut, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from msvm.core import datasets
@@ -17,15 +18,23 @@ from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
     LeaveOneOutSearchCV,
+    MKPMClassifier,
+    MultiPrototypeSVC,
+    SimplexSVC,
     WestonWatkinsSVC,
     calibration,
     loo_grid_search,
 )
+from msvm.fast.base import expected_failed_checks
+from msvm.fast.loo import leave_one_out_path
 
 TIGHT = dict(tol=1e-6, max_iter=100_000, random_state=0)
 
 
-@parametrize_with_checks([LeaveOneOutSearchCV(InhibitorySVC(random_state=0), Cs=[1.0, 10.0])])
+@parametrize_with_checks(
+    [LeaveOneOutSearchCV(InhibitorySVC(random_state=0), Cs=[1.0, 10.0])],
+    expected_failed_checks=expected_failed_checks,
+)
 def test_scikit_learn_compatible(estimator, check):
     check(estimator)
 
@@ -115,6 +124,47 @@ def test_gammas_need_a_kernel_with_gamma_and_the_machine_a_loo_path(iris60):
         loo_grid_search(InhibitorySVC(kernel="linear"), X, y, Cs=[1.0], gammas=[0.1])
     with pytest.raises(ValueError, match="fit_intercept"):
         loo_grid_search(WestonWatkinsSVC(fit_intercept=True), X, y, Cs=[1.0])
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [MultiPrototypeSVC(), MKPMClassifier(), SimplexSVC(loss="squared"), SVC()],
+    ids=lambda e: type(e).__name__,
+)
+def test_machines_without_a_loo_path_are_refused_by_name(estimator, iris60):
+    """The machines whose folds are not their dual with a pattern fixed at 0 get an error that
+    says so, before any fit (not a set_params failure on an internal parameter)."""
+    X, y = iris60
+    name = type(estimator).__name__
+    with pytest.raises(ValueError, match=f"Leave-one-out without refits takes .*; got {name}"):
+        loo_grid_search(estimator, X, y, Cs=[1.0])
+    with pytest.raises(ValueError, match=f"got {name}"):
+        leave_one_out_path(estimator, X, y, [1.0])
+    with pytest.raises(ValueError, match=f"got {name}"):
+        LeaveOneOutSearchCV(estimator, Cs=[1.0]).fit(X, y)
+
+
+def test_search_cv_weighs_the_search_and_the_refit(iris60):
+    """With sample_weight every cell equals refits on the N - 1 other weighted patterns, and the
+    refitted machine is the weighted fit at the best cell."""
+    X, y = iris60
+    w = np.random.default_rng(3).integers(0, 4, y.size).astype(float)
+    estimator, Cs = InhibitorySVC(gamma=0.5, **TIGHT), [0.1, 10.0]
+    search = LeaveOneOutSearchCV(estimator, Cs=Cs).fit(X, y, sample_weight=w)
+    brute = []
+    for C in Cs:
+        hits = 0
+        for i in range(y.size):
+            rest = np.delete(np.arange(y.size), i)
+            fold = clone(estimator).set_params(C=C).fit(X[rest], y[rest], sample_weight=w[rest])
+            hits += fold.predict(X[i : i + 1])[0] == y[i]
+        brute.append(hits / y.size)
+    np.testing.assert_array_equal(search.loo_accuracy_[0], brute)
+    assert not np.array_equal(
+        search.loo_accuracy_, LeaveOneOutSearchCV(estimator, Cs=Cs).fit(X, y).loo_accuracy_
+    )
+    best = clone(estimator).set_params(**search.best_params_).fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(search.best_estimator_.dual_coef_, best.dual_coef_)
 
 
 def test_search_cv_refits_the_best_cell_inside_a_pipeline(iris60):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.svm import SVC
 
 from msvm.fast import (
     CrammerSingerSVC,
@@ -442,3 +444,21 @@ def test_n_support_counts_support_patterns_per_class(data, estimator):
     assert clf.n_support_.dtype == np.int32
     np.testing.assert_array_equal(clf.n_support_, np.bincount(y[clf.support_], minlength=3))
     assert clf.n_support_.sum() == clf.support_.size
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS[:-1], ids=lambda e: type(e).__name__)
+def test_support_is_grouped_by_class_as_in_svc(data, estimator):
+    """support_ (and support_vectors_) in class blocks of sizes n_support_, by index within a
+    block, as SVC orders them: slicing by cumsum(n_support_) gives each class's patterns.  The
+    data's rows are not sorted by class."""
+    X, y, _ = data
+    assert np.any(np.diff(y) < 0)
+    clf = clone(estimator).fit(X, y)
+    blocks = np.split(clf.support_, np.cumsum(clf.n_support_)[:-1])
+    for label, block in enumerate(blocks):
+        assert np.all(y[block] == label)
+        assert np.all(np.diff(block) > 0)
+    np.testing.assert_array_equal(clf.support_vectors_, X[clf.support_])
+    svc = SVC(kernel="linear").fit(X, y)  # the convention followed
+    for label, block in enumerate(np.split(svc.support_, np.cumsum(svc.n_support_)[:-1])):
+        assert np.all(y[block] == label)
