@@ -6,7 +6,7 @@
 >>> p = Problem(X, y, C=1.0, kernel="linear")
 >>> primal = FORMULATIONS["inhibitory"].primal(p)
 >>> dual = FORMULATIONS["inhibitory"].dual(p)
->>> abs(primal.objective - dual.objective) / primal.objective < 1e-6
+>>> bool(abs(primal.objective - dual.objective) / primal.objective < 1e-6)
 True
 
 Each module of ``FORMULATIONS`` states one machine, cites the paper and equation of each line,

@@ -1,5 +1,6 @@
 """``python -m msvm.reference``: solve every formulation's primal and dual on a bundled data set
-and print the optimal values and their relative gap (exit status 1 if any gap exceeds --tol)."""
+and print the optimal values and their relative gap (exit status 1 if any gap exceeds --tol, 2
+for bad options)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,19 @@ def main(argv=None) -> int:
     parser.add_argument("--solver", default="CLARABEL")
     parser.add_argument("--tol", type=float, default=1e-6, help="largest relative gap that passes")
     args = parser.parse_args(argv)
+    import cvxpy as cp
 
+    if args.solver.upper() not in cp.installed_solvers():
+        parser.error(f"--solver {args.solver}: not one of {', '.join(cp.installed_solvers())}")
+    try:
+        return run(args)
+    except ValueError as error:  # bad input (C <= 0, a subset too small): a message
+        print(f"python -m msvm.reference: error: {error}", file=sys.stderr)
+        return 2
+
+
+def run(args) -> int:
+    """Solve and print; the exit status of ``main``."""
     kernel, C, n = DEFAULTS[args.dataset]
     kernel, C = args.kernel or kernel, args.C if args.C is not None else C
     X, y = datasets.load(args.dataset, n_samples=args.n_samples or n)

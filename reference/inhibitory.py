@@ -60,6 +60,8 @@ NAME = "inhibitory"
 
 def _inhibition(n_classes: int, mu: float | None) -> tuple[float, np.ndarray]:
     mu = 1.0 / n_classes if mu is None else float(mu)
+    if not np.isfinite(mu):
+        raise ValueError(f"mu must be a finite number, got {mu!r}.")
     return mu, np.eye(n_classes) - mu * np.ones((n_classes, n_classes))
 
 

@@ -63,6 +63,7 @@ def check_assignment(p: Problem, n_prototypes: int, assignment) -> np.ndarray:
     """The prototype (0..qL-1) assigned to each pattern, validated."""
     if int(n_prototypes) != n_prototypes or n_prototypes < 1:
         raise ValueError(f"n_prototypes must be an integer >= 1, got {n_prototypes!r}.")
+    n_prototypes = int(n_prototypes)
     if assignment is None:
         assignment = default_assignment(p, n_prototypes)
     assignment = np.asarray(assignment)
@@ -116,8 +117,8 @@ def primal(
     weighted, the loss is C sum_i s_i xi_i; ``fit_intercept``: a bias per prototype."""
     import cvxpy as cp
 
+    assigned = check_assignment(p, n_prototypes, assignment)
     q = int(n_prototypes)
-    assigned = check_assignment(p, q, assignment)
     proto_class = prototype_classes(p.n_classes, q)
     rows, cols = np.nonzero(negatives(p.y_index, proto_class.size, proto_class))
     M = cp.Variable((p.R.shape[1], proto_class.size))
@@ -150,8 +151,8 @@ def dual(
     Weighted: alpha_i^{y_i} <= C s_i; ``fit_intercept`` adds sum_i y_i^r alpha_i^r = 0."""
     import cvxpy as cp
 
+    assigned = check_assignment(p, n_prototypes, assignment)
     q = int(n_prototypes)
-    assigned = check_assignment(p, q, assignment)
     proto_class = prototype_classes(p.n_classes, q)
     n_proto = proto_class.size
     is_negative = negatives(p.y_index, n_proto, proto_class)

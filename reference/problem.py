@@ -111,6 +111,11 @@ class Problem:
         s, V = gram_eigh(self.K)
         if not psd_by_construction(kernel, self.coef0):
             check_positive_semidefinite(s)
+            if s.min() < 0.0:  # within the bar: the positive part is the kernel solved, and the
+                # one the certificate's outputs K coef must use (with K itself they disagree in
+                # the dropped direction and the solves were refused as uncertified)
+                s = np.maximum(s, 0.0)
+                self.K = (V * s) @ V.T
         keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
         dropped = np.einsum("ij,j,ij->i", V[:, ~keep], np.maximum(s[~keep], 0.0), V[:, ~keep])
         if np.any(dropped > _EIGEN_CUTOFF * np.maximum(np.diag(self.K), 0.0) + 1e-300):

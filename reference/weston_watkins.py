@@ -37,6 +37,14 @@ from msvm.reference.problem import (
 NAME = "weston_watkins"
 
 
+def check_margin(margin: float) -> float:
+    """The margin m of the constraints f_y - f_j >= m: a finite number > 0 (at m <= 0 the
+    optimum is W = 0 at objective 0, which no relative gap certifies)."""
+    if not (np.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {margin!r}.")
+    return float(margin)
+
+
 @hard_margin_fallback
 def primal(
     p: Problem, fit_intercept: bool = False, margin: float = 1.0, solver: str = DEFAULT_SOLVER
@@ -44,6 +52,8 @@ def primal(
     """ISVM (5.1) (``fit_intercept=True``) or (E.1) (``fit_intercept=False``); weighted, the
     loss is C sum_i s_i sum_{j != y_i} eta_ij."""
     import cvxpy as cp
+
+    margin = check_margin(margin)
 
     L = p.n_classes
     rows, cols = np.nonzero(negatives(p.y_index, L))
@@ -82,6 +92,8 @@ def dual(
     """The Weston-Watkins dual derived above; the bias is the multiplier of sum_i B_ik = 0.
     Weighted: 0 <= alpha_ij <= C s_i."""
     import cvxpy as cp
+
+    margin = check_margin(margin)
 
     L = p.n_classes
     alpha = cp.Variable((p.n_samples, L))

@@ -50,6 +50,11 @@ def verify_command(args) -> int:
     formulations = args.formulations
     if args.fit_intercept:
         formulations = [f for f in formulations if f in BIASED]
+        if not formulations:  # a run that checks nothing must not report success
+            raise ValueError(
+                f"--fit-intercept: none of {', '.join(args.formulations)} has a bias; the "
+                f"formulations that have one: {', '.join(BIASED)}."
+            )
     for name in args.dataset:
         kernel, C, n, n_quick = BUNDLED.get(name, ("rbf", 1.0, None, None))
         kernel = args.kernel or kernel  # the options override a bundled set's defaults
@@ -541,6 +546,10 @@ def main(argv=None) -> int:
         "datasets": datasets_cli.run,
     }
     try:
+        for option in ("json", "markdown"):  # before the run, not after it
+            target = getattr(args, option, None)
+            if target and not Path(target).resolve().parent.is_dir():
+                raise ValueError(f"--{option}: the folder of {target} does not exist.")
         return commands_run[args.command](args)
     except ValueError as error:  # bad input: a message, not a traceback
         print(f"msvm {args.command}: error: {error}", file=sys.stderr)

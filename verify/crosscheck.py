@@ -4,7 +4,10 @@
 the fast estimator that solves the same problem (and, for the box-constrained machines, ISVM's
 Algorithms 1 and 2), and compares: the primal-dual gap, the fast objective against the reference
 optimum, the training outputs (unique, since the regulariser is strictly convex in W), and the
-predictions, which must agree wherever the reference's top two class scores are not tied.
+predictions, which must agree wherever the reference's top two class scores are not tied -- for
+ISVM's Algorithms 1 and 2, which stop at tol=1e-4 with outputs up to ~1e-2 off the optimum,
+wherever the lead is also larger than their own duality gap allows them to move
+(``certified``).
 Multiclass logistic regression is checked against scikit-learn's ``LogisticRegression`` on the
 factor features R (K = R R^T), the same problem on the canonical scale.  With ``sample_weight``
 every one of them solves the weighted problem (pattern i's loss times s_i): the reference's
@@ -89,6 +92,15 @@ def untied(scores: np.ndarray, margin: float) -> np.ndarray:
     """Rows whose top two scores differ by more than ``margin`` times the score scale."""
     top2 = np.sort(scores, axis=1)[:, -2:]
     return top2[:, 1] - top2[:, 0] > margin * (1.0 + np.abs(scores).max())
+
+
+def certified(scores: np.ndarray, k_diag: np.ndarray, gap: float) -> np.ndarray:
+    """Rows whose leading class in ``scores`` (the optimum's) leads every other by more than
+    sqrt(2 k(x, x) gap): any solution of duality gap ``gap`` predicts that class there
+    (``msvm.fast.loo.certain``: ||W - W*||^2 <= gap, and a difference of two outputs moves by
+    at most sqrt(2 k(x, x)) ||W - W*||)."""
+    top2 = np.sort(scores, axis=1)[:, -2:]
+    return top2[:, 1] - top2[:, 0] > np.sqrt(2.0 * np.maximum(k_diag, 0.0) * max(gap, 0.0))
 
 
 def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
@@ -214,8 +226,10 @@ def check(
         if row.output_difference > output_tol:
             row.reasons.append(f"outputs differ by {row.output_difference:.1e} > {output_tol:g}")
 
+    masks = {}  # the points each solution's predictions are compared on (default: clear)
     if paper_solvers and formulation in PAPER_SOLVERS and not fit_intercept:
         Estimator, _ = FAST[formulation]
+        k_diag = np.einsum("ij,ij->i", p.R, p.R)  # k(x_i, x_i), K = R R^T
         for solver in ("smo", "sgd"):
             model = Estimator(solver=solver, tol=1e-4, **shared)
             model.fit(X, y, sample_weight=sample_weight)
@@ -224,11 +238,15 @@ def check(
             row.agreement[f"{solver} objective"] = difference
             if difference > paper_tol:
                 row.reasons.append(f"{solver} objective differs by {difference:.1e}")
+            # at their tol = 1e-4 the outputs may be ~1e-2 off the optimum: compared where the
+            # solution's own duality gap certifies the optimum's class
+            gap = model.objective_ - model.dual_objective_
+            masks[solver] = clear & certified(reference_scores, k_diag, gap)
 
     for name, labels in predictions.items():
         if name == "dual":
             continue
-        share = agreement(labels, predictions["dual"], clear)
+        share = agreement(labels, predictions["dual"], masks.get(name, clear))
         row.agreement[f"{name} vs dual"] = share
         if share < 1.0:
             row.reasons.append(f"{name} predictions differ from the dual's on untied points")

@@ -357,3 +357,21 @@ def test_common_mode_free_is_certified_and_a_perturbed_one_refused(small, monkey
     monkeypatch.setattr(inhibitory, "solve", perturbed)
     with pytest.raises(NotSolvedError, match="not certified"):
         inhibitory.common_mode_free(small)
+
+
+@pytest.mark.parametrize("label", ["weston_watkins", "crammer_singer", "inhibitory"])
+def test_a_kernel_just_inside_the_bar_is_solved_and_certified_as_its_positive_part(label):
+    """A precomputed Gram matrix with one eigenvalue at -1e-6 of the largest passes the 1e-5
+    bar; its primal and dual are certified and equal those of its positive part (the eigenvalue
+    set to 0).  The certificate used to read the outputs from K itself, which disagrees with the
+    solved positive part in the dropped direction: these duals were refused as uncertified."""
+    X, y = datasets.load("iris", n_samples=24)
+    K = X @ X.T
+    s, V = np.linalg.eigh(K)
+    indefinite, positive = s.copy(), s.copy()
+    indefinite[0], positive[0] = -1e-6 * s.max(), 0.0
+    kernels = [(V * values) @ V.T for values in (indefinite, positive)]
+    problems = [Problem(0.5 * (G + G.T), y, kernel="precomputed") for G in kernels]
+    for form in ("primal", "dual"):
+        solved = [getattr(FORMULATIONS[label], form)(p) for p in problems]
+        assert solved[0].objective == pytest.approx(solved[1].objective, rel=1e-6)

@@ -200,3 +200,36 @@ def test_any_label_type():
     by_name = FORMULATIONS["crammer_singer"].dual(Problem(X, names))
     by_index = FORMULATIONS["crammer_singer"].dual(Problem(X, y))
     np.testing.assert_array_equal(by_name.predict(X), labels[by_index.predict(X)])
+
+
+@pytest.mark.parametrize(
+    "formulation,options,match",
+    [
+        ("inhibitory", {"mu": np.nan}, "mu must be a finite number"),
+        ("inhibitory", {"mu": np.inf}, "mu must be a finite number"),
+        ("weston_watkins", {"margin": 0.0}, "margin must be a finite number > 0"),
+        ("weston_watkins", {"margin": -1.0}, "margin must be a finite number > 0"),
+        ("weston_watkins", {"margin": np.nan}, "margin must be a finite number > 0"),
+        ("mprot_static", {"n_prototypes": 2.5}, "n_prototypes must be an integer"),
+    ],
+)
+def test_bad_formulation_options_name_themselves(formulation, options, match):
+    """Options a formulation cannot take raise a ValueError naming them, in both forms: not
+    cvxpy's "Problem data contains NaN", an uncertified trivial optimum (margin <= 0) or a
+    silent truncation (2.5 prototypes solved as 2)."""
+    X, y = datasets.load("iris", n_samples=30)
+    p = Problem(X, y, kernel="linear")
+    for form in ("primal", "dual"):
+        with pytest.raises(ValueError, match=match):
+            getattr(FORMULATIONS[formulation], form)(p, **options)
+
+
+def test_the_reference_command_reports_bad_options_with_status_2(capsys):
+    from msvm.reference.__main__ import main
+
+    assert main(["--dataset", "iris", "--C", "0"]) == 2
+    assert "C must be a finite number > 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["--dataset", "iris", "--solver", "FOO"])
+    assert exit_.value.code == 2
+    assert main(["--dataset", "iris", "--formulations", "crammer_singer"]) == 0
