@@ -143,7 +143,8 @@ def check(
     Algorithms 1 and 2 have no bias and are left out).
 
     Tolerances: ``gap_tol`` relative primal-dual gap of the reference; ``fast_tol`` relative
-    difference of the fast objective (at tol=1e-6); ``output_tol`` largest difference of training
+    difference of the fast objective (at tol=1e-6; of the nearer of the fit's primal and dual
+    values, which must bracket the optimum); ``output_tol`` largest difference of training
     outputs relative to their scale; ``paper_tol`` relative objective difference of ISVM's
     Algorithms 1 and 2 (at their own tol=1e-4).  ``sample_weight`` (n_samples,) weighs every
     formulation's loss (``Problem``'s and the estimators' ``sample_weight``).
@@ -216,6 +217,18 @@ def check(
         predictions["fast"] = p.classes[sk.predict(p.R)]
         fast_scores = F
     row.fast_difference = relative(row.fast_objective, dual.objective)
+    fast_dual = getattr(fast_model, "dual_objective_", None)
+    if fast_dual is not None:
+        # At an absolute KKT tolerance the fast primal carries about C tol (large C, or features
+        # of large values): the fit's own bracket [dual, primal] must hold the exact optimum,
+        # and the nearer of its ends must lie within fast_tol of it.
+        slack = gap_tol * abs(dual.objective)
+        if not fast_dual - slack <= dual.objective <= row.fast_objective + slack:
+            row.reasons.append(
+                f"the fast fit's dual {fast_dual:.9g} and primal {row.fast_objective:.9g} do "
+                f"not bracket the optimum {dual.objective:.9g}"
+            )
+        row.fast_difference = min(row.fast_difference, relative(fast_dual, dual.objective))
     if row.fast_difference > fast_tol:
         row.reasons.append(f"fast objective differs by {row.fast_difference:.1e} > {fast_tol:g}")
     centred = fast_scores - fast_scores.mean(axis=1, keepdims=True)

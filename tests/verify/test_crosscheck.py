@@ -199,3 +199,27 @@ def test_cli_refuses_a_run_that_would_check_nothing_or_write_nowhere(tmp_path, c
     captured = capsys.readouterr()
     assert status == 2 and "does not exist" in captured.err
     assert "crammer_singer" not in captured.out  # refused before the run
+
+
+def test_a_large_C_is_judged_by_the_fast_fits_bracket(wine):
+    """At C = 1000 the fast primal carries about C tol (1.5e-3 relative for CS on 45 wine
+    points) while its dual matches the optimum to 1e-10: the check passes on the bracket and
+    the nearer end (it failed on the primal alone), and fails when the dual is not a bound."""
+    X, y = datasets.load("wine", n_samples=45)
+    row = check("crammer_singer", X, y, C=1000.0, kernel="rbf", paper_solvers=False)
+    assert row.passed, row.reasons
+    assert row.fast_difference < 1e-8
+
+
+def test_check_fails_when_the_fast_dual_is_not_a_bound(wine, monkeypatch):
+    real_fit = CrammerSingerSVC.fit
+
+    def inflated(self, *args, **kwargs):
+        real_fit(self, *args, **kwargs)
+        self.dual_objective_ = self.objective_ * 1.01  # above the primal: no bound
+        return self
+
+    monkeypatch.setattr(CrammerSingerSVC, "fit", inflated)
+    row = check("crammer_singer", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert not row.passed
+    assert any("do not bracket" in reason for reason in row.reasons)
