@@ -133,6 +133,14 @@ _EQUIVALENCE = (
 )
 
 
+def weight_equivalence_fails(reason: str) -> dict:
+    """scikit-learn's two sample-weight equivalence checks (dense and sparse data), expected to
+    fail for ``reason``."""
+    return {
+        f"check_sample_weight_equivalence_on_{data}_data": reason for data in ("dense", "sparse")
+    }
+
+
 def expected_failed_checks(estimator) -> dict:
     """scikit-learn checks that a fast estimator is expected to fail, with the reason
     (``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)``)."""
@@ -143,10 +151,7 @@ def expected_failed_checks(estimator) -> dict:
             "counts rows).  tests/fast/test_model_selection.py checks the weighted search "
             "against weighted refits."
         )
-        return {
-            "check_sample_weight_equivalence_on_dense_data": reason,
-            "check_sample_weight_equivalence_on_sparse_data": reason,
-        }
+        return weight_equivalence_fails(reason)
     if type(estimator).__name__ == "MKPMClassifier":
         reason = (
             "The check hands its own splits to cv, which for MKPMClassifier is a fold count; "
@@ -154,18 +159,12 @@ def expected_failed_checks(estimator) -> dict:
             "not weight.  tests/fast/test_weights.py checks integer weights = repeated rows at "
             "selection='train', a fixed n_components and gamma=0.5."
         )
-        return {
-            "check_sample_weight_equivalence_on_dense_data": reason,
-            "check_sample_weight_equivalence_on_sparse_data": reason,
-        }
+        return weight_equivalence_fails(reason)
     linear = estimator.kernel == "linear" or (estimator.kernel == "poly" and estimator.degree == 1)
     closed_form = getattr(estimator, "loss", None) == "squared"  # exact: no tol
     expected = {}
     if not (closed_form and estimator.kernel == "linear"):  # no gamma either
-        expected = {
-            "check_sample_weight_equivalence_on_dense_data": _EQUIVALENCE,
-            "check_sample_weight_equivalence_on_sparse_data": _EQUIVALENCE,
-        }
+        expected = weight_equivalence_fails(_EQUIVALENCE)
     if linear and not getattr(estimator, "fit_intercept", False):
         expected["check_class_weight_classifiers"] = (
             "The check asks a linear model to predict class 0 on 87 % of make_blobs' points "

@@ -655,15 +655,10 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
         if n == 0:
             keep[pos] = False
         elif violation > skip_below:
+            at_once = False  # a transfer with its outputs' update now, from i's whole column
             if pending is None:
                 if transfers:
-                    col = get_column(source, i)
-                    q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift,
-                                         relax, work, pair_work, identity)  # fmt: skip
-                    if q != NO_STEP:  # (col stays cached while q's is read: it is the newest)
-                        col_q = col if q < 0 else get_column(source, q)
-                        apply_step(U, col, col_q, q, offset, work[7])
-                        steps += 1
+                    at_once = True
                 else:
                     pattern_solve(i, n, g, a_c, h_c, y_index, kdiag, cls, kind, c, work)
                     if pattern_move(i, n, a_c, h_c, alpha, y_index, cls, kind, shift, relax, work):
@@ -671,20 +666,21 @@ def kernel_epoch(order, source, offset, U, dual, kind, c, shift, shrink_at, skip
                         steps += 1
             elif transfers and partners[i, 0] == NOT_FOUND:  # the first: from i's whole column
                 flush_pending(source, offset, U, pending, n_pending)
-                n_pending = np.int64(0)
-                col = get_column(source, i)
-                q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift,
-                                     relax, work, pair_work, identity)  # fmt: skip
-                if q != NO_STEP:
-                    col_q = col if q < 0 else get_column(source, q)
-                    apply_step(U, col, col_q, q, offset, work[7])
-                    steps += 1
+                n_pending, at_once = np.int64(0), True
             else:
                 moved, n_pending = deferred_step(i, n, g, a_c, h_c, source, offset, U, dual,
                                                  kind, c, shift, relax, transfers, work,
                                                  pair_work, identity, pending,
                                                  n_pending)  # fmt: skip
                 steps += moved
+            if at_once:
+                col = get_column(source, i)
+                q = transfer_or_step(i, n, g, a_c, h_c, col, offset, U, dual, kind, c, shift,
+                                     relax, work, pair_work, identity)  # fmt: skip
+                if q != NO_STEP:  # (col stays cached while q's is read: it is the newest)
+                    col_q = col if q < 0 else get_column(source, q)
+                    apply_step(U, col, col_q, q, offset, work[7])
+                    steps += 1
     if pending is not None:
         flush_pending(source, offset, U, pending, n_pending)
     return worst, keep, steps

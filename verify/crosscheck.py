@@ -88,10 +88,15 @@ def relative(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-12)
 
 
+def lead(scores: np.ndarray) -> np.ndarray:
+    """How far each row's largest score leads its second."""
+    top2 = np.sort(scores, axis=1)[:, -2:]
+    return top2[:, 1] - top2[:, 0]
+
+
 def untied(scores: np.ndarray, margin: float) -> np.ndarray:
     """Rows whose top two scores differ by more than ``margin`` times the score scale."""
-    top2 = np.sort(scores, axis=1)[:, -2:]
-    return top2[:, 1] - top2[:, 0] > margin * (1.0 + np.abs(scores).max())
+    return lead(scores) > margin * (1.0 + np.abs(scores).max())
 
 
 def certified(scores: np.ndarray, k_diag: np.ndarray, gap: float) -> np.ndarray:
@@ -99,8 +104,7 @@ def certified(scores: np.ndarray, k_diag: np.ndarray, gap: float) -> np.ndarray:
     sqrt(2 k(x, x) gap): any solution of duality gap ``gap`` predicts that class there
     (``msvm.fast.loo.certain``: ||W - W*||^2 <= gap, and a difference of two outputs moves by
     at most sqrt(2 k(x, x)) ||W - W*||)."""
-    top2 = np.sort(scores, axis=1)[:, -2:]
-    return top2[:, 1] - top2[:, 0] > np.sqrt(2.0 * np.maximum(k_diag, 0.0) * max(gap, 0.0))
+    return lead(scores) > np.sqrt(2.0 * np.maximum(k_diag, 0.0) * max(gap, 0.0))
 
 
 def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
@@ -242,7 +246,6 @@ def check(
     masks = {}  # the points each solution's predictions are compared on (default: clear)
     if paper_solvers and formulation in PAPER_SOLVERS and not fit_intercept:
         Estimator, _ = FAST[formulation]
-        k_diag = np.einsum("ij,ij->i", p.R, p.R)  # k(x_i, x_i), K = R R^T
         for solver in ("smo", "sgd"):
             model = Estimator(solver=solver, tol=1e-4, **shared)
             model.fit(X, y, sample_weight=sample_weight)
@@ -254,7 +257,7 @@ def check(
             # at their tol = 1e-4 the outputs may be ~1e-2 off the optimum: compared where the
             # solution's own duality gap certifies the optimum's class
             gap = model.objective_ - model.dual_objective_
-            masks[solver] = clear & certified(reference_scores, k_diag, gap)
+            masks[solver] = clear & certified(reference_scores, np.diag(p.K), gap)
 
     for name, labels in predictions.items():
         if name == "dual":
