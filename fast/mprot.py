@@ -391,7 +391,12 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     Attributes
     ----------
     prototype_class_ : (L q,) class of each prototype; assignment_ : (n_samples,) prototype of
-    each pattern; primal_path_ : primal value after each assignment step; objective_ : best.
+    each pattern; primal_path_ : primal value after each assignment step; objective_ : the
+    last (the static primal (8) at the final assignment).
+    dual_objective_ : the static dual (11) at the final assignment, a lower bound of the static
+    primal's optimum there (without ``fit_intercept``: with a bias, as the other machines', the
+    bias condition holds to the augmented Lagrangian's tolerance); relative_gap_ :
+    (objective_ - dual_objective_) / |objective_|.
     dual_coef_ : (n_samples, L q) dual variables alpha_i^r of the negative prototypes.
     support_, n_support_ : patterns with a non-zero dual variable, and their count per class.
 
@@ -567,7 +572,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 self._bias = canonical_bias(CS, self._bias)
             path.append(primal())
         self.primal_path_ = np.array(path)
-        self._finish(X, alpha, assigned, proto_class, y_index, path[-1])
+        F = static.outputs(assigned)
+        self._finish(X, alpha, assigned, proto_class, y_index, negative, F, path[-1])
         self._y_index = y_index
         self._report(start)
         self._fit_probability(X, y_index)
@@ -694,14 +700,19 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         draws = rng.random_sample(y_index.size)[:, None] * cumulative[:, -1:]
         return (cumulative < draws).sum(axis=1)  # the first prototype whose mass covers the draw
 
-    def _finish(self, X, alpha, assigned, proto_class, y_index, primal):
-        _, B = dual_vectors(CS, alpha, assigned, 0.0)
+    def _finish(self, X, alpha, assigned, proto_class, y_index, negative, F, primal):
+        """The fitted attributes; ``F`` = K Z, the outputs without bias at the final
+        assignment, whose static dual (11), the sum of alpha - 1/2 ||M||^2, bounds the
+        optimum of the static primal (8) at that assignment from below."""
+        Z, B = dual_vectors(CS, alpha, assigned, 0.0)
         self.dual_coef_ = alpha
         self.assignment_ = assigned
         self.prototype_class_ = proto_class
         self.intercept_ = self._bias.copy()
-        check_finite("The fit", primal)
-        self.objective_ = primal
+        dual = float(np.sum(negative * alpha) - 0.5 * np.sum(Z * F))
+        check_finite("The fit", primal, dual)
+        self.objective_, self.dual_objective_ = primal, dual
+        self.relative_gap_ = (primal - dual) / abs(primal)
         self.support_ = support_by_class(np.any(alpha > 0, axis=1), y_index)
         self.n_support_ = support_counts(
             self.support_, y_index, proto_class.size // self.n_prototypes

@@ -211,6 +211,15 @@ def test_a_large_C_is_judged_by_the_fast_fits_bracket(wine):
     assert row.fast_difference < 1e-8
 
 
+def test_mprot_static_at_a_large_C_is_judged_by_its_bracket():
+    """MultiPrototypeSVC reports the static dual at its final assignment: at C = 1000 (where
+    its primal is C tol off) the row passes on the bracket; without that dual it failed."""
+    X, y = datasets.load("wine", n_samples=45)
+    row = check("mprot_static", X, y, C=1000.0, kernel="rbf", paper_solvers=False)
+    assert row.passed, row.reasons
+    assert row.fast_difference < 1e-6
+
+
 def test_check_fails_when_the_fast_dual_is_not_a_bound(wine, monkeypatch):
     real_fit = CrammerSingerSVC.fit
 
