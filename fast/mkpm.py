@@ -97,7 +97,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite, check_sample_weight
-from msvm.fast.base import support_counts, validate_training_data
+from msvm.fast.base import support_by_class, support_counts, validate_training_data
 from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
 from msvm.fast.mkpm_path import capped_allocation_path, loo_misclassified, select_dimension
 from msvm.fast.threads import blas_threads
@@ -155,9 +155,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     coef_ : (K, L) beta_kl in the kernel-PCA basis (centred with ``fit_intercept``)
     intercept_ : (L,) b_l, the intercept of each code column's output f_l (the weighted mean of
         the column's targets; zeros without ``fit_intercept``)
-    support_, n_support_ : every training pattern of positive weight, and the count of each
-        class: the least-squares fit (41) has no sparse dual, every such pattern's target
-        enters beta.
+    support_, n_support_ : every training pattern of positive weight, grouped by class as SVC
+        orders them, and the count of each class: the least-squares fit (41) has no sparse
+        dual, every such pattern's target enters beta.
 
     Notes
     -----
@@ -406,15 +406,16 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         with blas_threads(1) if serial else nullcontext():
             self._fit_path(X, y_index, code, rng, top, landmarks, limit, weights)
         self._n_train = classes_of.size  # a precomputed kernel's rows k(x, X) have this width
-        self.support_ = kept
-        self.n_support_ = support_counts(kept, classes_of, self.classes_.size)
+        self._kept = kept  # (in row order: the columns of k(x, X) the fit's basis reads)
+        self.support_ = support_by_class(np.isin(np.arange(classes_of.size), kept), classes_of)
+        self.n_support_ = support_counts(self.support_, classes_of, self.classes_.size)
         return self
 
     def _scores(self, X):
         """z(x) for new points; a precomputed kernel's rows k(x, X) are cut to the patterns the
         fit kept (weight > 0)."""
-        if self.kernel == "precomputed" and self.support_.size < self._n_train:
-            X = X[:, self.support_]
+        if self.kernel == "precomputed" and self._kept.size < self._n_train:
+            X = X[:, self._kept]
         return self._basis.scores(X)
 
     def _fit_path(self, X, y_index, code, rng, top, landmarks, limit, weights=None):
