@@ -72,3 +72,23 @@ def typed_names():
         return " ".join(str(t) for t in result.fndesc.typemap.values())
 
     return typed_names
+
+
+@pytest.fixture
+def fake_isvm_reference(monkeypatch):
+    """Replace the reference primal (4.1) that ``claims.theorem_one`` checks its profile against
+    with a faked profile's own values (``make_profile`` takes ``inhibition.profile``'s
+    arguments): a test of the verdict's logic on a made-up E*(mu)."""
+    from types import SimpleNamespace
+
+    from msvm.core import datasets
+    from msvm.verify import claims
+
+    def install(make_profile):
+        X, y = datasets.load("iris")
+        prof = make_profile(X, y, C=0.1, kernel="linear", n_points=13, dataset="iris")
+        values = dict(zip(prof.mus.tolist(), prof.objectives.tolist(), strict=True))
+        fake = SimpleNamespace(primal=lambda p, mu=None: SimpleNamespace(objective=values[mu]))
+        monkeypatch.setattr(claims, "inhibitory", fake)
+
+    return install

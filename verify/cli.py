@@ -207,8 +207,9 @@ def claims_command(args) -> int:
         f"\nholds: {counts['holds']}, fails (findings about the papers): {counts['fails']}, "
         f"slip (holds as read): {counts['slip']}, note (a constant the paper says it drops): "
         f"{counts['note']}"
+        + (f", ERROR (the library's numbers disagree): {counts['error']}" * bool(counts["error"]))
     )
-    return 0
+    return 1 if counts["error"] else 0
 
 
 def consistency_command(args) -> int:

@@ -44,15 +44,35 @@ class MuProfile:
         return float(self.mus[np.argmax(self.objectives)])
 
     def summary(self) -> str:
+        """What the profile shows, each statement read off its numbers."""
         at = np.argmin(np.abs(self.mus - 1.0 / self.L))
+        top, low, here = self.objectives.max(), self.objectives.min(), self.objectives[at]
+        grid = f"mu L in [{self.mus.min() * self.L:g}, {self.mus.max() * self.L:g}]"
+        slope = self.derivatives[at]
+        stationary = abs(slope) <= 1e-6 * abs(here) * self.L
+        if top - low <= 1e-9 * abs(top):
+            shape = f"is flat over {grid} at {here:.6f} (its limit as |mu| -> infinity "
+            shape += f"{self.limit:.6f})"
+        else:
+            shape = (
+                f"over {grid} is largest at mu = {self.argmax:.4f} (1/L = {1 / self.L:.4f}), "
+                f"{top:.6f}, and smallest at mu = {self.argmin:.4f}, {low:.6f}; its limit as "
+                f"|mu| -> infinity is {self.limit:.6f}"
+            )
+        if here > self.limit * (1.0 + 1e-9) and stationary:
+            largest = ", its largest value on the grid," if here >= top * (1.0 - 1e-9) else ""
+            reading = (
+                f"Theorem 1's mu* = 1/L is a stationary point of the optimal value{largest} and "
+                "above the limit: (4.1) has no minimiser over (w, mu)."
+            )
+        elif stationary:
+            reading = "mu* = 1/L is a stationary point at the limit: Theorem 1 holds here."
+        else:
+            reading = "1/L is not a stationary point of E*(mu) here (Lemma 2 does not hold)."
         return (
-            f"{self.dataset}: E*(mu) over mu L in [{self.mus.min() * self.L:g}, "
-            f"{self.mus.max() * self.L:g}] is largest at mu = {self.argmax:.4f} (1/L = "
-            f"{1 / self.L:.4f}), {self.objectives.max():.6f}, and smallest at the grid's ends, "
-            f"{self.objectives.min():.6f}, above its limit {self.limit:.6f} as |mu| -> infinity; "
-            f"measured dE*/dmu at 1/L = {self.derivatives[at]:.2e} (stationary), sum_j f_j(x) "
-            f"at 1/L at most {self.sum_of_outputs:.1e}.  Theorem 1's mu* = 1/L is a stationary "
-            "point of the optimal value, but its maximum: (4.1) has no minimiser over (w, mu)."
+            f"{self.dataset}: E*(mu) {shape}; measured dE*/dmu at 1/L = {slope:.2e} "
+            f"({'stationary' if stationary else 'not stationary'}), sum_j f_j(x) at 1/L at "
+            f"most {self.sum_of_outputs:.1e}.  {reading}"
         )
 
 

@@ -13,7 +13,9 @@ from msvm.verify.cli import main
 from msvm.verify.robustness import paper_table3
 
 EXPECTED = [  # (source, verdict) of every claim, in the order `msvm claims` prints them
+    ("ISVM appendix E (E.3), first line", "holds"),
     ("ISVM appendix E (E.3)", "fails"),
+    ("ISVM appendix F (F.4), first line", "holds"),
     ("ISVM appendix F (F.4)", "fails"),
     ("ISVM (4.14)-(4.16)", "holds"),
     ("ISVM (7.1)", "slip"),
@@ -28,6 +30,7 @@ EXPECTED = [  # (source, verdict) of every claim, in the order `msvm claims` pri
     ("MProt (13)", "slip"),
     ("MProt (11)", "note"),
     ("MProt Theorem 4 (the bound on D)", "holds"),
+    ("MProt Theorem 4 (proof, (19)-(20))", "holds"),
     ("MProt Theorem 4 (proof, (19)-(21))", "fails"),
     ("MKPM (40)", "slip"),
     ("MKPM (41)", "holds"),
@@ -41,7 +44,9 @@ EXPECTED = [  # (source, verdict) of every claim, in the order `msvm claims` pri
     ("Simplex §1.2", "fails"),
     ("ISVM Table 1", "holds"),
     ("ISVM §10, Table 5", "fails"),
-    ("ISVM Theorem 1, Lemma 2", "fails"),
+    ("ISVM Theorem 1", "fails"),
+    ("ISVM Lemma 2", "holds"),
+    ("ISVM (3.6)", "holds"),
     ("ISVM (4.1) at mu = 1/L; Dogan, Glasmachers & Igel (2011, 2016)", "holds"),
     ("ISVM Table 4", "holds"),
     ("ISVM Table 4, notes", "fails"),
@@ -58,19 +63,18 @@ def test_table4_differs_from_table3_in_four_cells_three_of_them_ties():
         (100, "weston_watkins", 25),
         (200, "one_vs_all", 10),
     }
+    ties = {cell for cell in cells if claims.on_a_tie(*cell)}
+    assert ties == cells - {(100, "weston_watkins", 25)}  # that one has no tie: inconsistent
+    assert "3 of the 4 differing cells sit on a tie" in claims.table4_from_table3().detail
+
+
+def test_on_a_tie_reads_table3(monkeypatch):
+    """A cell is on a tie when some data set's printed ISVM and competitor accuracies agree."""
     table = paper_table3()
-    rows_by_data = {}
-    for (data, _), row in sorted(table.items()):  # sizes in order: nominal 50, 100, 200, 500
-        rows_by_data.setdefault(data, []).append(row)
-    ties = 0
-    for n, competitor, percentile, *_ in mismatches:
-        k, position = (10, 25, 50).index(percentile), (50, 100, 200, 500).index(n)
-        ties += any(
-            len(rows) > position
-            and round(rows[position]["inhibitory"][k], 2) == round(rows[position][competitor][k], 2)
-            for rows in rows_by_data.values()
-        )
-    assert ties == 3  # the fourth (WW, 25 %, N_s = 100) has no tie: the paper is inconsistent
+    (data, n_s), row = sorted(table.items())[0]  # the first data set's N_s = 50 row
+    untied = {**table, (data, n_s): {**row, "one_vs_all": row["inhibitory"]}}
+    monkeypatch.setattr("msvm.verify.robustness.paper_table3", lambda: untied)
+    assert claims.on_a_tie(50, "one_vs_all", 10)
 
 
 def test_verdicts():
@@ -84,7 +88,47 @@ def test_appendix_check_detects_a_correct_simplification(monkeypatch, formulatio
     real = weston_watkins.printed_kernel
     monkeypatch.setattr(weston_watkins, "printed_kernel", lambda p, simplified=False: real(p))
     monkeypatch.setattr(claims, "simplified_kernel_accuracy", lambda name: (1.0, 1.0))
-    assert claims.appendix_kernel("E", formulation).verdict == "holds"
+    assert claims.appendix_kernel("E", formulation)[1].verdict == "holds"
+
+
+def test_appendix_first_line_fails_when_it_is_not_the_gram_matrix(monkeypatch):
+    real = weston_watkins.printed_kernel
+
+    def mixed(p, simplified=False):
+        return real(p, True) if simplified else 0.9 * real(p) + 0.1 * real(p, True)
+
+    monkeypatch.setattr(weston_watkins, "printed_kernel", mixed)
+    monkeypatch.setattr(claims, "simplified_kernel_accuracy", lambda name: (1.0, 1.0))
+    first, _ = claims.appendix_kernel("E", "weston_watkins")
+    assert first.verdict == "fails"
+
+
+def test_mprot_chain_identities_fail_for_a_wrong_spread(monkeypatch):
+    real = claims.cross_class_spread
+    monkeypatch.setattr(claims, "cross_class_spread", lambda M, c: 1.1 * real(M, c))
+    identities = claims.mprot_theorem_four()[1]
+    assert identities.source.endswith("(19)-(20))") and identities.verdict == "fails"
+
+
+def test_mkpm_path_risk_against_the_closed_form(monkeypatch):
+    """(42) and (15)-(16) read the regularisation path's risk table: a wrong one makes (42)
+    fail and (15)-(16) an error (its verdict alone holds for any table)."""
+    real = mkpm.regularisation_path
+
+    def scaled(*args, **kwargs):
+        path = real(*args, **kwargs)
+        path.risk_table *= 7.3
+        return path
+
+    monkeypatch.setattr(mkpm, "regularisation_path", scaled)
+    found = {c.source: c.verdict for c in claims.mkpm_claims()}
+    assert found["MKPM (42)"] == "fails" and found["MKPM (15)-(16)"] == "error"
+
+
+def test_claims_command_exits_1_on_an_error(monkeypatch, capsys):
+    monkeypatch.setattr(claims, "CLAIM_MAKERS", (lambda: claims.Claim("c", "s", "error", "d"),))
+    assert main(["claims", "--quiet"]) == 1
+    assert "ERROR" in capsys.readouterr().out
 
 
 def test_claims_command_writes_json(tmp_path):
@@ -280,7 +324,7 @@ def test_ats_crosscheck_fails_without_inhibition(monkeypatch):
     assert claims.ats_crosscheck().verdict == "fails"
 
 
-def test_theorem_one_would_hold_with_a_minimum_at_one_over_L(monkeypatch):
+def test_theorem_one_would_hold_with_a_minimum_at_one_over_L(monkeypatch, fake_isvm_reference):
     from msvm.verify import inhibition
 
     real = inhibition.profile
@@ -292,7 +336,43 @@ def test_theorem_one_would_hold_with_a_minimum_at_one_over_L(monkeypatch):
         return prof
 
     monkeypatch.setattr(inhibition, "profile", bowl)
-    assert claims.theorem_one().verdict == "holds"
+    fake_isvm_reference(bowl)
+    assert claims.theorem_one()[0].verdict == "holds"
+
+
+def test_theorem_one_is_an_error_when_the_fit_ignores_mu(monkeypatch):
+    """The profile must be the machine's E*(mu): a fit that ignores mu (every fit at 1/L) meets
+    the reference primal nowhere but at 1/L, and the claims say so (their verdicts as
+    printed would not move: E*(1/L) stays above the limit)."""
+    from msvm.fast import InhibitorySVC
+    from msvm.verify import inhibition
+
+    real_fit = InhibitorySVC.fit
+
+    def at_one_over_L(self, X, y, **kwargs):
+        self.mu = None
+        return real_fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(inhibition.InhibitorySVC, "fit", at_one_over_L)
+    assert claims.theorem_one()[0].verdict == "error"
+
+
+def test_lemma_two_and_sum_to_zero_follow_the_profile(monkeypatch):
+    """Lemma 2 is judged on the measured slope at 1/L, (3.6) on the outputs' sum there."""
+    from msvm.verify import inhibition
+
+    real = inhibition.profile
+
+    def tilted(*args, **kwargs):
+        prof = real(*args, **kwargs)
+        at = np.argmin(np.abs(prof.mus - 1.0 / prof.L))
+        prof.derivatives[at] = 5.0 * prof.objectives[at]  # not stationary
+        prof.sum_of_outputs = 0.9  # outputs shifted by 0.3 in each of 3 classes
+        return prof
+
+    monkeypatch.setattr(inhibition, "profile", tilted)
+    theorem, lemma, sums = claims.theorem_one()
+    assert (lemma.verdict, sums.verdict) == ("fails", "fails")
 
 
 def test_table4_ratios_fail_when_computed_wrongly(monkeypatch):
@@ -345,16 +425,3 @@ def test_table4_levels_would_hold_for_smaller_p_values(monkeypatch):
 
     monkeypatch.setattr(sign_test, "sign_test_p_value", lambda k, n: 0.001)
     assert claims.table4_claims()[1].verdict == "holds"
-
-
-def test_mkpm_risk_scales_compare_the_computed_risks(monkeypatch):
-    """(15) and (16) agree only where every risk is 0: the check reads the regularisation path."""
-    import dataclasses
-
-    real = mkpm.regularisation_path
-    monkeypatch.setattr(
-        mkpm,
-        "regularisation_path",
-        lambda *a, **kw: dataclasses.replace(real(*a, **kw), risk_table=np.zeros((3, 9))),
-    )
-    assert {c.source: c.verdict for c in claims.mkpm_claims()}["MKPM (15)-(16)"] == "holds"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from msvm.core import datasets
-from msvm.fast import CrammerSingerSVC, OneVsAllSVC
+from msvm.fast import CrammerSingerSVC, InhibitorySVC, OneVsAllSVC, WestonWatkinsSVC
 from msvm.reference import FORMULATIONS, Problem
 from msvm.verify import check, crosscheck
 from msvm.verify.cli import main
@@ -232,3 +232,78 @@ def test_check_fails_when_the_fast_dual_is_not_a_bound(wine, monkeypatch):
     row = check("crammer_singer", *wine, C=1.0, kernel="rbf", paper_solvers=False)
     assert not row.passed
     assert any("do not bracket" in reason for reason in row.reasons)
+
+
+def after_fit(monkeypatch, estimator, change):
+    """``estimator``'s fits followed by ``change(model)``: a fault in what a fit reports."""
+    real_fit = estimator.fit
+
+    def fit(self, *args, **kwargs):
+        real_fit(self, *args, **kwargs)
+        change(self)
+        return self
+
+    monkeypatch.setattr(estimator, "fit", fit)
+
+
+@pytest.mark.parametrize(
+    "attribute,factor", [("objective_", 1 + 1e-3), ("dual_objective_", 1 - 1e-3)]
+)
+def test_a_fit_value_off_by_1e3_fails_on_the_gap_bound(wine, monkeypatch, attribute, factor):
+    """Either end of the fast fit's bracket moved outwards by 1e-3 keeps the bracket and the
+    nearer end; the gap its KKT violation allows (``gap_bound``, 1e-4 of the objective here)
+    does not hold."""
+
+    def off(model):
+        setattr(model, attribute, getattr(model, attribute) * factor)
+
+    after_fit(monkeypatch, CrammerSingerSVC, off)
+    row = check("crammer_singer", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert any("what its KKT violation allows" in reason for reason in row.reasons)
+
+
+def test_gap_bound_holds_with_room_on_the_real_fits(wine):
+    """The bound is not a tolerance tuned to pass: the real fits use a tenth of it or less."""
+    X, y = wine
+    for estimator in (CrammerSingerSVC, OneVsAllSVC, InhibitorySVC):
+        model = estimator(C=1.0, tol=1e-6, random_state=0).fit(X, y)
+        gap = model.objective_ - model.dual_objective_
+        assert 0.0 <= gap <= 0.2 * crosscheck.gap_bound(model, 1.0, None)
+
+
+@pytest.mark.parametrize(
+    "formulation,estimator", [("one_vs_all", OneVsAllSVC), ("inhibitory", InhibitorySVC)]
+)
+def test_a_common_shift_of_unique_outputs_fails(wine, monkeypatch, formulation, estimator):
+    """One-vs-all's outputs and the inhibitory machine's (which sum to zero) are unique: a shift
+    of every class by 0.3 is a fault (compared centred, it passed)."""
+    real = estimator._scores
+    monkeypatch.setattr(estimator, "_scores", lambda self, X: real(self, X) + 0.3)
+    row = check(formulation, *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert any(reason.startswith("outputs differ") for reason in row.reasons)
+
+
+def test_a_common_shift_is_free_for_class_differences_with_a_bias(wine, monkeypatch):
+    """Weston-Watkins' loss reads differences of outputs: with a bias, a common shift is free."""
+    real = WestonWatkinsSVC._scores
+    monkeypatch.setattr(WestonWatkinsSVC, "_scores", lambda self, X: real(self, X) + 0.3)
+    row = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False,
+                fit_intercept=True)  # fmt: skip
+    assert row.passed, row.reasons
+
+
+def test_algorithm_one_is_held_to_its_bracket_and_bound(wine, monkeypatch):
+    """ISVM's Algorithm 1 with its dual value halved: its predictions would be compared on no
+    point (the gap certifies none), and the row fails on the value itself."""
+    real_fit = WestonWatkinsSVC.fit
+
+    def halved(self, *args, **kwargs):
+        real_fit(self, *args, **kwargs)
+        if self.solver == "smo":
+            self.dual_objective_ *= 0.5
+        return self
+
+    monkeypatch.setattr(WestonWatkinsSVC, "fit", halved)
+    row = check("weston_watkins", *wine, C=1.0, kernel="rbf")
+    assert any(reason.startswith("smo duality gap") for reason in row.reasons)
+    assert row.agreement["smo points compared"] < row.agreement["sgd points compared"]
