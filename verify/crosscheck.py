@@ -50,9 +50,6 @@ FAST = {
     "simplex_square": (SimplexSVC, {"loss": "squared"}),
 }
 PAPER_SOLVERS = ("inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba")
-# formulations whose loss reads differences of the class outputs: with an unpenalised bias their
-# outputs are unique up to a common shift (compared centred); the others' outputs are unique
-SHIFT_FREE = ("weston_watkins", "crammer_singer", "max_svm", "sum_svm", "mprot_static")
 # formulations with a fit_intercept option in both layers (logistic always has its bias)
 BIASED = (
     "inhibitory",
@@ -114,11 +111,33 @@ def centred(scores: np.ndarray) -> np.ndarray:
     return scores - scores.mean(axis=1, keepdims=True)
 
 
-def bracket_reasons(name: str, dual_value, primal_value, optimum, gap_tol) -> list:
+def output_difference(scores, reference, clear, fit_intercept, n_classes, logistic=False):
+    """(largest difference of two solutions' class scores, the points on which their predictions
+    must agree).  The outputs are unique where the regulariser is strictly convex; the scores
+    are compared centred where a common shift of every class is free (logistic regression, two
+    classes: the decision function gives the difference), and with ``fit_intercept`` up to a
+    constant per class: the optimal bias need not be unique (no free variable pins it at a
+    small C), so two optimal solutions' scores differ by delta_j + e_j(x), with |e| at most the
+    difference reported, and their predictions may differ only where the reference's lead is
+    within max delta - min delta + 2 |e| (outside it they must agree)."""
+    if fit_intercept:
+        gap = scores - reference
+        delta = gap.mean(axis=0)
+        error = float(np.abs(gap - delta).max())
+        freedom = float(delta.max() - delta.min()) + 2.0 * error
+        return error, clear & (lead(reference) > freedom)
+    view = centred if logistic or n_classes == 2 else np.asarray
+    return float(np.abs(view(scores) - view(reference)).max()), clear
+
+
+def bracket_reasons(name: str, dual_value, primal_value, optimum, gap_tol, dual_tol=None) -> list:
     """A fit's dual value is a lower bound of the exact optimum and its primal value an upper
-    one (to gap_tol of the optimum's size, the reference's own accuracy)."""
+    one (to gap_tol of the optimum's size, the reference's own accuracy).  ``dual_tol``: the
+    dual's own allowance where it is a bound only to a tolerance (with a bias, to that of the
+    balance condition sum_i B_i = 0, which the fit meets to its tol: ``fit_intercept``)."""
     slack = gap_tol * abs(optimum)
-    if dual_value - slack <= optimum <= primal_value + slack:
+    dual_slack = slack if dual_tol is None else max(slack, dual_tol * abs(optimum))
+    if dual_value - dual_slack <= optimum <= primal_value + slack:
         return []
     return [
         f"{name} dual {dual_value:.9g} and primal {primal_value:.9g} do not bracket the "
@@ -138,11 +157,12 @@ def gap_bound(model, C: float, sample_weight) -> float:
     return getattr(model, "kkt_violation_", 0.0) * C * weights * width
 
 
-def gap_bound_reasons(name: str, model, C: float, sample_weight) -> list:
+def gap_bound_reasons(name: str, model, C: float, sample_weight, dual_tol: float = 0.0) -> list:
     """The fit's own gap (objective_ - dual_objective_) against ``gap_bound``, beyond the
-    rounding of its values: a wrong primal or dual value widens it."""
+    rounding of its values (and ``dual_tol`` of the objective where the dual value is a bound
+    only to a tolerance, as ``bracket_reasons``): a wrong primal or dual value widens it."""
     gap = model.objective_ - model.dual_objective_
-    allowed = gap_bound(model, C, sample_weight) + 1e-9 * abs(model.objective_)
+    allowed = gap_bound(model, C, sample_weight) + max(1e-9, dual_tol) * abs(model.objective_)
     if gap <= allowed:
         return []
     return [f"{name} duality gap {gap:.3g} exceeds {allowed:.3g}, what its KKT violation allows"]
@@ -189,9 +209,11 @@ def check(
 
     Tolerances: ``gap_tol`` relative primal-dual gap of the reference; ``fast_tol`` relative
     difference of the fast objective (at tol=1e-6; of the nearer of the fit's primal and dual
-    values, which must bracket the optimum, no further apart than ``gap_bound``);
-    ``output_tol`` largest difference of training outputs relative to their scale (centred
-    where a common shift is free: ``SHIFT_FREE`` with a bias, logistic, two classes);
+    values, which must bracket the optimum, no further apart than ``gap_bound``; with a bias
+    the dual end within fast_tol: it is a bound only to the balance condition's tolerance);
+    ``output_tol`` largest difference of training outputs relative to their scale
+    (``output_difference``: centred for logistic and two classes, up to a constant per class
+    with a bias);
     ``paper_tol`` the same objective difference of ISVM's Algorithms 1 and 2 (at their own
     tol=1e-4, with the same bracket and bound).  ``sample_weight`` (n_samples,) weighs every
     formulation's loss (``Problem``'s and the estimators' ``sample_weight``).
@@ -270,29 +292,31 @@ def check(
         # of large values): the fit's own bracket [dual, primal] must hold the exact optimum,
         # the nearer of its ends must lie within fast_tol of it, and the bracket may be no
         # wider than the fit's KKT violation allows (``gap_bound``).
+        dual_tol = fast_tol if fit_intercept else None  # (a bias: ``bracket_reasons``)
         row.reasons += bracket_reasons(
-            "the fast fit's", fast_dual, row.fast_objective, dual.objective, gap_tol
+            "the fast fit's", fast_dual, row.fast_objective, dual.objective, gap_tol, dual_tol
         )
-        row.reasons += gap_bound_reasons("the fast fit's", fast_model, C, p.sample_weight)
+        row.reasons += gap_bound_reasons(
+            "the fast fit's", fast_model, C, p.sample_weight, dual_tol or 0.0
+        )
         row.fast_difference = min(row.fast_difference, relative(fast_dual, dual.objective))
     if row.fast_difference > fast_tol:
         row.reasons.append(f"fast objective differs by {row.fast_difference:.1e} > {fast_tol:g}")
+    masks = {}  # the points each solution's predictions are compared on (default: clear)
     if fast_scores.shape == reference_scores.shape:
-        # compared as they are: the outputs are unique (strictly convex regulariser) but for a
-        # common shift of every class where the loss reads differences of outputs and a bias
-        # is not penalised (SHIFT_FREE with fit_intercept; logistic regression); with two
-        # classes the fast decision function gives the difference only (``class_scores``)
-        shift_free = (
-            fast_model is None or p.n_classes == 2 or (fit_intercept and formulation in SHIFT_FREE)
-        )
-        view = centred if shift_free else np.asarray
         scale = 1.0 + np.abs(centred(reference_scores)).max()
-        difference = np.abs(view(fast_scores) - view(reference_scores)).max()
+        difference, masks["fast"] = output_difference(
+            fast_scores, reference_scores, clear, fit_intercept, p.n_classes, fast_model is None
+        )
         row.output_difference = float(difference / scale)
         if row.output_difference > output_tol:
             row.reasons.append(f"outputs differ by {row.output_difference:.1e} > {output_tol:g}")
+    if fit_intercept:  # the exact primal's bias may be another point of the optimal set
+        primal_scores = primal.decision_function(X)
+        _, masks["primal"] = output_difference(
+            primal_scores, reference_scores, clear, True, p.n_classes
+        )
 
-    masks = {}  # the points each solution's predictions are compared on (default: clear)
     if paper_solvers and formulation in PAPER_SOLVERS and not fit_intercept:
         Estimator, _ = FAST[formulation]
         for solver in ("smo", "sgd"):

@@ -7,8 +7,12 @@ in test_agreement.py and test_weights.py; this file checks the bias itself.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from msvm.core import datasets
@@ -173,3 +177,21 @@ def test_a_bias_needs_the_engine(wine):
         InhibitorySVC(solver="smo", fit_intercept=True).fit(X, y)
     with pytest.raises(ValueError, match="fit_intercept needs optimizer='engine'"):
         MultiPrototypeSVC(optimizer="opt_kkt", fit_intercept=True).fit(X, y)
+
+
+@pytest.mark.parametrize("tol", [1e-3, 1e-6])
+def test_a_bias_far_along_a_flat_piece_is_reached(tol):
+    """At C = 0.01 every variable sits at its bound but a pattern's worth, so each multiplier
+    step moves the bias by rho C and the plain augmented Lagrangian ended its 200 rounds 17 %
+    above the optimum (with a ConvergenceWarning); steps along one direction now double."""
+    X, y = make_classification(72, n_features=8, n_informative=5, n_classes=4,
+                               n_clusters_per_class=1, random_state=0)  # fmt: skip
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    gamma = 1.0 / (X.shape[1] * X.var())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = SimplexSVC(loss="hinge", C=0.01, gamma=gamma, tol=tol, fit_intercept=True,
+                         random_state=0).fit(X, y)  # fmt: skip
+    p = Problem(X, y, C=0.01, kernel="rbf", gamma=gamma)
+    optimum = FORMULATIONS["simplex_hinge"].dual(p, fit_intercept=True).objective
+    assert clf.objective_ == pytest.approx(optimum, rel=10 * tol)

@@ -307,3 +307,21 @@ def test_algorithm_one_is_held_to_its_bracket_and_bound(wine, monkeypatch):
     row = check("weston_watkins", *wine, C=1.0, kernel="rbf")
     assert any(reason.startswith("smo duality gap") for reason in row.reasons)
     assert row.agreement["smo points compared"] < row.agreement["sgd points compared"]
+
+
+def test_biased_outputs_are_compared_up_to_a_constant_per_class():
+    """Two optimal solutions with a bias that no free variable pins differ by a constant per
+    class: the difference reported is what is left, and predictions are compared only where
+    the reference's lead exceeds what the constants can move (a constant's spread plus twice
+    the rest); without a bias the constants are the difference."""
+    rng = np.random.default_rng(0)
+    reference = rng.normal(size=(200, 4))
+    offsets = np.array([0.3, -0.1, 0.0, 0.2])
+    scores = reference + offsets + 1e-7 * rng.normal(size=reference.shape)
+    clear = np.ones(200, dtype=bool)
+    error, mask = crosscheck.output_difference(scores, reference, clear, True, 4)
+    assert error < 1e-6
+    assert np.array_equal(mask, crosscheck.lead(reference) > 0.4 + 2 * error)
+    assert 0 < mask.sum() < 200
+    error, mask = crosscheck.output_difference(scores, reference, clear, False, 4)
+    assert error == pytest.approx(0.3, abs=1e-6) and mask.all()
