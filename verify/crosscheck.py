@@ -34,6 +34,7 @@ from msvm.fast import (
     WestonWatkinsSVC,
 )
 from msvm.reference import FORMULATIONS, Problem
+from msvm.reference.problem import NotSolvedError
 
 # formulation -> (fast estimator, its options); max_svm / sum_svm are the same problems as
 # Crammer-Singer / Weston-Watkins on the canonical scale.
@@ -239,32 +240,49 @@ def check(
         max_iter=100_000,
         random_state=random_state,
     )
-    fast_model, options = None, {}
+    fast_model, options, reasons = None, {}, []
     if formulation in FAST:
         Estimator, options = FAST[formulation]
         fast_model = Estimator(tol=1e-6, **shared, **options, **bias)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
             fast_model.fit(X, y, sample_weight=sample_weight)
+        reasons += [
+            f"the fast fit did not converge: {w.message}"
+            for w in caught
+            if issubclass(w.category, ConvergenceWarning)
+        ]
     reference_options = dict(bias)
     if formulation == "mprot_static":
         q = options["n_prototypes"]
         reference_options.update(n_prototypes=q, assignment=fast_model.assignment_ - p.y_index * q)
-    primal = module.primal(p, **reference_options)
-    dual = module.dual(p, **reference_options)
+    solved = {}  # each exact form that certifies; a form that does not is a reason, not a crash
+    for form in ("primal", "dual"):
+        try:
+            solved[form] = getattr(module, form)(p, **reference_options)
+        except NotSolvedError as error:
+            reasons.append(f"the exact {form} was not certified: {error}")
+    objectives = {form: solution.objective for form, solution in solved.items()}
     row = CheckRow(
         formulation,
         dataset,
-        primal.objective,
-        dual.objective,
-        relative(primal.objective, dual.objective),
+        objectives.get("primal", np.nan),
+        objectives.get("dual", np.nan),
+        relative(objectives["primal"], objectives["dual"]) if len(solved) == 2 else np.nan,
         "",
         np.nan,
         np.nan,
         np.nan,
+        reasons=reasons,
     )
     if row.gap > gap_tol:
         row.reasons.append(f"primal-dual gap {row.gap:.1e} > {gap_tol:g}")
+    if not solved:
+        row.passed = False
+        return row
+    # the exact optimum: the dual's, or the primal's where only it certified
+    dual = solved.get("dual", solved.get("primal"))
+    primal = solved.get("primal", dual)
 
     reference_scores = dual.decision_function(X)
     clear = untied(reference_scores, tie_margin)

@@ -325,3 +325,37 @@ def test_biased_outputs_are_compared_up_to_a_constant_per_class():
     assert 0 < mask.sum() < 200
     error, mask = crosscheck.output_difference(scores, reference, clear, False, 4)
     assert error == pytest.approx(0.3, abs=1e-6) and mask.all()
+
+
+def test_an_exact_form_that_does_not_certify_is_a_reason_not_a_crash(wine, monkeypatch):
+    """One form refused (as Clarabel refuses some problems): the row fails saying so and is
+    judged against the other form; both refused: a failing row, not a traceback."""
+    from msvm.reference import crammer_singer
+    from msvm.reference.problem import NotSolvedError
+
+    def refused(*args, **kwargs):
+        raise NotSolvedError("made up")
+
+    monkeypatch.setattr(crammer_singer, "primal", refused)
+    row = check("crammer_singer", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert not row.passed and np.isnan(row.primal)
+    assert row.reasons == ["the exact primal was not certified: made up"]
+    assert row.fast_difference < 1e-4 and row.agreement["fast vs dual"] == 1.0
+    monkeypatch.setattr(crammer_singer, "dual", refused)
+    row = check("crammer_singer", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert not row.passed and len(row.reasons) == 2
+
+
+def test_a_fast_fit_that_does_not_converge_is_a_reason(wine, monkeypatch):
+    """The fast fit's ConvergenceWarning is a reason (it was silenced: a fit that stopped
+    short showed only as numbers that happened to be close)."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    def warned(model):
+        warnings.warn("stopped at max_iter", ConvergenceWarning, stacklevel=2)
+
+    after_fit(monkeypatch, WestonWatkinsSVC, warned)
+    row = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert "the fast fit did not converge: stopped at max_iter" in row.reasons
