@@ -37,6 +37,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
+    used_solver,
 )
 
 NAME = "crammer_singer"
@@ -97,7 +98,7 @@ def primal(
             weights=W.value,
             intercept=centred(None if b is None else b.value),
             dual_coef=alpha,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"cost": Delta, "rescaling": rescaling},
         )
@@ -147,7 +148,7 @@ def dual(
             weights=p.R.T @ coef,
             intercept=centred(balance.dual_value) if fit_intercept else None,
             dual_coef=a,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"cost": Delta, "rescaling": rescaling},
         )

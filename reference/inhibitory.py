@@ -53,6 +53,7 @@ from msvm.reference.problem import (
     hard_margin_fallback,
     repeat_columns,
     solve,
+    used_solver,
 )
 
 NAME = "inhibitory"
@@ -106,7 +107,7 @@ def primal(
             weights=W.value,
             intercept=None if b is None else P @ b.value,
             dual_coef=margin.dual_value,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"mu": mu},
         )
@@ -146,7 +147,7 @@ def dual(
             weights=p.R.T @ (a * p.Y) @ P,
             intercept=P @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"mu": mu},
         )
@@ -186,7 +187,7 @@ def common_mode_free(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W.value,
             dual_coef=margin.dual_value,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"mu": np.inf},
         )

@@ -37,6 +37,7 @@ from msvm.reference.problem import (
     hard_margin_fallback,
     repeat_columns,
     solve,
+    used_solver,
 )
 
 NAME = "lee_lin_wahba"
@@ -71,7 +72,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             weights=W.value,
             intercept=None if b is None else b.value,
             dual_coef=alpha,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )
@@ -108,7 +109,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             weights=-p.R.T @ a @ centre,
             intercept=-centre @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )

@@ -47,6 +47,7 @@ from msvm.reference.problem import (
     certified,
     check_solver,
     solve,
+    used_solver,
 )
 
 NAME = "logistic"
@@ -99,7 +100,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W.value,
             intercept=b.value - b.value.mean(),
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )
@@ -141,7 +142,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             weights=p.R.T @ coef,
             intercept=b - b.mean(),
             dual_coef=Q,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )

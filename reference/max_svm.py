@@ -43,6 +43,7 @@ from msvm.reference.problem import (
     hard_margin_fallback,
     repeat_columns,
     solve,
+    used_solver,
 )
 
 NAME = "max_svm"
@@ -101,7 +102,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W,
             dual_coef=-epigraph.dual_value / p.C,  # the Lecture's mu, row i = mu_i
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )
@@ -123,4 +124,6 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     budget = -1.0 if p.sample_weight is None else -p.sample_weight
     simplex = [mu <= 0, cp.sum(blocks, axis=1) == budget]
     problem, elapsed = solve(cp.Minimize(c @ mu + quadratic), simplex, solver)
-    return dual_solution(NAME, p, M, mu.value, problem.value, solver=solver, solve_time=elapsed)
+    return dual_solution(
+        NAME, p, M, mu.value, problem.value, solver=used_solver(problem), solve_time=elapsed
+    )

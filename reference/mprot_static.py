@@ -45,6 +45,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
+    used_solver,
 )
 
 NAME = "mprot_static"
@@ -135,7 +136,17 @@ def primal(
     coef = p.coef_from_weights(M.value)
     bias = None if b is None else b.value
     return _solution(
-        p, "primal", problem.value, coef, M.value, alpha, q, assigned, solver, elapsed, bias
+        p,
+        "primal",
+        problem.value,
+        coef,
+        M.value,
+        alpha,
+        q,
+        assigned,
+        used_solver(problem),
+        elapsed,
+        bias,
     )
 
 
@@ -179,5 +190,15 @@ def dual(
     weights = p.R.T @ coef
     bias = balance.dual_value / 2 if fit_intercept else None
     return _solution(
-        p, "dual", problem.value / 2, coef, weights, a, q, assigned, solver, elapsed, bias
+        p,
+        "dual",
+        problem.value / 2,
+        coef,
+        weights,
+        a,
+        q,
+        assigned,
+        used_solver(problem),
+        elapsed,
+        bias,
     )

@@ -28,6 +28,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
+    used_solver,
 )
 
 NAME = "one_vs_all"
@@ -58,7 +59,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             weights=W,
             intercept=b.value if fit_intercept else None,
             dual_coef=np.column_stack([m.dual_value for m in margins]),
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )
@@ -92,7 +93,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             weights=p.R.T @ coef,
             intercept=np.array([c.dual_value for c in balances]) if fit_intercept else None,
             dual_coef=A,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )

@@ -39,7 +39,15 @@ import numpy as np
 import scipy.linalg
 
 from msvm.core import objectives
-from msvm.reference.problem import DEFAULT_SOLVER, Problem, Solution, add_bias, certified, solve
+from msvm.reference.problem import (
+    DEFAULT_SOLVER,
+    Problem,
+    Solution,
+    add_bias,
+    certified,
+    solve,
+    used_solver,
+)
 from msvm.reference.simplex_hinge import code_vectors, decoder
 
 NAME = "simplex_square"
@@ -68,7 +76,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             weights=W.value,
             intercept=None if b is None else b.value,
             scores=decoder(code),
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )
@@ -106,7 +114,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             intercept=balance.dual_value if fit_intercept else None,
             dual_coef=A.value,
             scores=decoder(code),
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )

@@ -42,6 +42,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
+    used_solver,
 )
 
 NAME = "sum_svm"
@@ -95,7 +96,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W,
             dual_coef=(-margin.dual_value / p.C).reshape(p.n_samples, -1),  # the Lecture's mu
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
         )
     )
@@ -112,4 +113,6 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     quadratic = cp.sum_squares(X.T @ (D.T @ mu)) / (2 * p.lam)
     low = -1.0 if p.sample_weight is None else -p.sample_weight[pair_patterns(p)]
     problem, elapsed = solve(cp.Minimize(cp.sum(mu) + quadratic), [mu >= low, mu <= 0], solver)
-    return dual_solution(NAME, p, D, mu.value, problem.value, solver=solver, solve_time=elapsed)
+    return dual_solution(
+        NAME, p, D, mu.value, problem.value, solver=used_solver(problem), solve_time=elapsed
+    )

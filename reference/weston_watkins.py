@@ -32,6 +32,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
+    used_solver,
 )
 
 NAME = "weston_watkins"
@@ -78,7 +79,7 @@ def primal(
             weights=W.value,
             intercept=centred(None if b is None else b.value),
             dual_coef=alpha,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"margin": margin},
         )
@@ -117,7 +118,7 @@ def dual(
             weights=p.R.T @ coef,
             intercept=centred(balance.dual_value) if fit_intercept else None,
             dual_coef=a,
-            solver=solver,
+            solver=used_solver(problem),
             solve_time=elapsed,
             extras={"margin": margin},
         )

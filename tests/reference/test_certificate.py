@@ -264,7 +264,29 @@ def test_a_solver_error_in_the_qdldl_retry_becomes_a_not_solved_error(small, mon
     x = cp.Variable(2)
     with pytest.raises(NotSolvedError, match="simulated retry failure"):
         problem_module.solve(cp.Minimize(cp.sum(x)), [x >= 0])
-    assert calls == ["faer", "qdldl"]
+    assert calls == ["faer", "qdldl", None]  # (the last: OSQP, which fails too)
+
+
+def test_clarabel_failing_on_a_qp_falls_back_to_osqp(small, monkeypatch):
+    """Clarabel fails outright on a few kernel QPs (glass, Crammer-Singer's dual at C = 100,
+    gamma = 10 scale, with either LDL) that OSQP solves: the answer is OSQP's, certified as
+    any other, and the solution says which solver gave it."""
+    import cvxpy as cp
+
+    reference = FORMULATIONS["crammer_singer"].dual(small)
+    real_solve = cp.Problem.solve
+
+    def clarabel_fails(self, *args, **kwargs):
+        if kwargs.get("solver") == "CLARABEL":
+            raise cp.error.SolverError("simulated Clarabel failure")
+        return real_solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", clarabel_fails)
+    solution = FORMULATIONS["crammer_singer"].dual(small)
+    assert solution.solver == "OSQP" and reference.solver == "CLARABEL"
+    assert solution.objective == pytest.approx(reference.objective, rel=1e-6)
+    with pytest.raises(NotSolvedError, match="simulated Clarabel failure"):
+        FORMULATIONS["logistic"].dual(small)  # not a QP: no fallback
 
 
 def test_an_eigensolver_failure_is_a_value_error(monkeypatch):
