@@ -30,6 +30,8 @@ BIAS_ROUNDS = 200
 # A multiplier step within this angle's cosine of the previous one continues its travel; from the
 # TRAVEL-th such step in a row, at twice the length each time (``augmented_lagrangian``).
 ALIGNED, TRAVEL = 0.9, 5
+# At most 2^MAX_DOUBLINGS times a step (a balance that never settles must not run the bias off).
+MAX_DOUBLINGS = 10
 # A dual variable within this fraction of its bound counts as at the bound (centre_bias).
 AT_BOUND = 1e-6
 
@@ -46,8 +48,9 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
     is the same, rho C a pattern, and the travel took more than BIAS_ROUNDS rounds (vehicle,
     C = 0.01: 0.0185 a round, 16 % above the optimum after 200).  From the TRAVEL-th step in a
     row along the previous one's direction, the steps are therefore taken 2, 4, 8, ... times;
-    the first that turns back resets the factor, and the test is on the plain step, so the bias
-    it returns is the last run's."""
+    the first that turns back resets the factor (at most 2^MAX_DOUBLINGS), and the test is on
+    the plain step, so the bias it returns is the last run's and one plain step, also when the
+    rounds run out."""
     streak, previous = 0, None
     for _ in range(BIAS_ROUNDS if rho > 0 and not partial else 1):
         run(b)
@@ -57,20 +60,22 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
         # the augmented Lagrangian); stop when that update is below tol.
         _, B = dual_vectors(kind, alpha, y_index, c)
         step = rho * B.sum(axis=0)
+        last = b + step  # the run's bias and one plain step (also when the rounds run out)
         if np.abs(step).max() <= tol or partial:
-            return b + step
+            return last
         aligned = previous is not None and float(step @ previous) > ALIGNED * float(
             np.linalg.norm(step) * np.linalg.norm(previous)
         )
         streak = streak + 1 if aligned else 0
-        b, previous = b + 2.0 ** max(streak - TRAVEL + 1, 0) * step, step
+        factor = 2.0 ** min(max(streak - TRAVEL + 1, 0), MAX_DOUBLINGS)
+        b, previous = b + factor * step, step
     warnings.warn(
         f"The bias did not settle in {BIAS_ROUNDS} augmented-Lagrangian rounds "
         f"(last change {np.abs(step).max():.2e} > tol={tol:g}).",
         ConvergenceWarning,
         stacklevel=3,
     )
-    return b
+    return last
 
 
 def canonical_bias(kind, b):

@@ -76,6 +76,18 @@ class MuProfile:
         )
 
 
+def one_sided_slope(E, mu: float, h: float) -> tuple[float, float, float]:
+    """dE/dmu at ``mu`` from the right, by Richardson's extrapolation of the difference quotients
+    at h and h/3 (exact for E quadratic near mu); returns it and the two quotients.  Lemma 2's
+    test: E*(mu) is symmetric about 1/L, so a central difference there is 0 whatever E* does,
+    and only a one-sided slope can tell a stationary point from a kink (iris, linear, C = 0.1:
+    quotients -9.2 at h = 1e-3 and -3.04 at h/3, extrapolated -1e-3; a kink keeps them
+    equal)."""
+    at = E(mu)
+    near, nearer = (E(mu + h) - at) / h, (E(mu + h / 3.0) - at) / (h / 3.0)
+    return (3.0 * nearer - near) / 2.0, near, nearer
+
+
 def default_mus(L: int, n_points: int = 21) -> np.ndarray:
     """mu L from -2 to 4 (twice [0, 2], centred on 1), with 1/L on the grid (n_points odd)."""
     return np.linspace(-2.0, 4.0, n_points | 1) / L

@@ -24,7 +24,10 @@ from msvm.fast import (
     OneVsAllSVC,
     SimplexSVC,
     WestonWatkinsSVC,
+    intercept,
 )
+from msvm.fast.intercept import augmented_lagrangian
+from msvm.fast.patterns import SIGN, dual_vectors
 from msvm.reference import FORMULATIONS, Problem
 
 # estimator, reference formulation, options; every machine with an engine path
@@ -195,3 +198,24 @@ def test_a_bias_far_along_a_flat_piece_is_reached(tol):
     p = Problem(X, y, C=0.01, kernel="rbf", gamma=gamma)
     optimum = FORMULATIONS["simplex_hinge"].dual(p, fit_intercept=True).objective
     assert clf.objective_ == pytest.approx(optimum, rel=10 * tol)
+
+
+def test_rounds_that_run_out_return_the_last_runs_bias_and_one_plain_step():
+    """A balance that never settles (a made-up run whose sum_i B_i is constant): after
+    BIAS_ROUNDS the bias returned is the last run's plus one plain step, not a doubled one, and
+    the doubling is capped."""
+    alpha, y_index = np.zeros((4, 3)), np.array([0, 1, 2, 0])
+    biases = []
+
+    def run(b):
+        biases.append(b.copy())
+        alpha[:] = 0.0
+        alpha[0, 0] = 1.0  # the same imbalance after every run
+
+    rho, tol = 0.5, 1e-9
+    with pytest.warns(ConvergenceWarning, match="did not settle"):
+        b = augmented_lagrangian(run, SIGN, alpha, y_index, 0.0, rho, np.zeros(3), tol)
+    _, B = dual_vectors(SIGN, alpha, y_index, 0.0)
+    np.testing.assert_allclose(b, biases[-1] + rho * B.sum(axis=0))
+    steps = np.abs(np.diff(np.array(biases), axis=0)).max(axis=1)
+    assert steps.max() <= 2**intercept.MAX_DOUBLINGS * steps.min() * (1 + 1e-12)

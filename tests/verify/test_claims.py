@@ -358,21 +358,35 @@ def test_theorem_one_is_an_error_when_the_fit_ignores_mu(monkeypatch):
 
 
 def test_lemma_two_and_sum_to_zero_follow_the_profile(monkeypatch):
-    """Lemma 2 is judged on the measured slope at 1/L, (3.6) on the outputs' sum there."""
+    """Lemma 2 is judged on the one-sided slope at 1/L, (3.6) on the outputs' sum there."""
     from msvm.verify import inhibition
 
     real = inhibition.profile
 
-    def tilted(*args, **kwargs):
+    def shifted(*args, **kwargs):
         prof = real(*args, **kwargs)
-        at = np.argmin(np.abs(prof.mus - 1.0 / prof.L))
-        prof.derivatives[at] = 5.0 * prof.objectives[at]  # not stationary
         prof.sum_of_outputs = 0.9  # outputs shifted by 0.3 in each of 3 classes
         return prof
 
-    monkeypatch.setattr(inhibition, "profile", tilted)
+    monkeypatch.setattr(inhibition, "profile", shifted)
+    monkeypatch.setattr(inhibition, "one_sided_slope", lambda E, mu, h: (-3.0, -3.0, -3.0))
     theorem, lemma, sums = claims.theorem_one()
     assert (lemma.verdict, sums.verdict) == ("fails", "fails")
+
+
+def test_one_sided_slope_tells_a_stationary_point_from_a_kink():
+    """At the top of a smooth bump the extrapolated slope is 0 (the quotients are not); at a
+    kink it is the kink's slope; a central difference is 0 for both."""
+    smooth, _, near = inhibition_slope(lambda mu: -9000.0 * (mu - 0.5) ** 2)
+    assert abs(smooth) < 1e-9 and near < -1.0
+    kink, _, _ = inhibition_slope(lambda mu: -3.0 * abs(mu - 0.5))
+    assert kink == pytest.approx(-3.0)
+
+
+def inhibition_slope(E):
+    from msvm.verify import inhibition
+
+    return inhibition.one_sided_slope(E, 0.5, 1e-3)
 
 
 def test_table4_ratios_fail_when_computed_wrongly(monkeypatch):

@@ -305,7 +305,7 @@ def test_algorithm_one_is_held_to_its_bracket_and_bound(wine, monkeypatch):
 
     monkeypatch.setattr(WestonWatkinsSVC, "fit", halved)
     row = check("weston_watkins", *wine, C=1.0, kernel="rbf")
-    assert any(reason.startswith("smo duality gap") for reason in row.reasons)
+    assert any(reason.startswith("smo dual objective differs") for reason in row.reasons)
     assert row.agreement["smo points compared"] < row.agreement["sgd points compared"]
 
 
@@ -319,12 +319,27 @@ def test_biased_outputs_are_compared_up_to_a_constant_per_class():
     offsets = np.array([0.3, -0.1, 0.0, 0.2])
     scores = reference + offsets + 1e-7 * rng.normal(size=reference.shape)
     clear = np.ones(200, dtype=bool)
-    error, mask = crosscheck.output_difference(scores, reference, clear, True, 4)
+    error, mask, delta = crosscheck.output_difference(scores, reference, clear, True)
     assert error < 1e-6
+    np.testing.assert_allclose(delta, offsets, atol=1e-6)
     assert np.array_equal(mask, crosscheck.lead(reference) > 0.4 + 2 * error)
     assert 0 < mask.sum() < 200
-    error, mask = crosscheck.output_difference(scores, reference, clear, False, 4)
+    error, mask, _ = crosscheck.output_difference(scores, reference, clear, False)
     assert error == pytest.approx(0.3, abs=1e-6) and mask.all()
+
+
+@pytest.mark.parametrize(
+    "formulation,estimator", [("one_vs_all", OneVsAllSVC), ("crammer_singer", CrammerSingerSVC)]
+)
+def test_a_wrong_bias_fails_where_the_bias_is_unique(wine, monkeypatch, formulation, estimator):
+    """With a bias the outputs are compared up to a constant per class; whether the fast bias
+    is optimal is judged by the loss at the exact weights and that bias.  Offsets of the
+    fast scores (a wrong bias) passed before: now they cost the loss they cost."""
+    real = estimator._scores
+    shift = np.array([0.5, -0.5, 0.0])
+    monkeypatch.setattr(estimator, "_scores", lambda self, X: real(self, X) + shift)
+    row = check(formulation, *wine, C=1.0, kernel="rbf", paper_solvers=False, fit_intercept=True)
+    assert any("bias is not optimal" in reason for reason in row.reasons)
 
 
 def test_an_exact_form_that_does_not_certify_is_a_reason_not_a_crash(wine, monkeypatch):
