@@ -78,14 +78,31 @@ def load_csv(path: str, label_column: str | None = None):
     else by numpy's.  Blank lines are skipped; a short row or a feature that is not a number is a
     ``ValueError`` naming its line and column.
     """
-    with open(path, newline="") as handle:
-        sample = handle.read(2**16)
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            sample = handle.read(2**16)
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not a UTF-8 text file ({error.reason}).") from None
+    except OSError as error:
+        raise ValueError(f"{path} cannot be read: {error.strerror or error}.") from None
     lines = sample.splitlines()
     header_at = next((k for k, line in enumerate(lines) if line.strip()), None)
     if header_at is None:
         raise ValueError(f"{path} is empty.")
     delimiter = _sniff_delimiter(lines[header_at])
     header = [h.strip() for h in next(csv.reader([lines[header_at]], delimiter=delimiter))]
+    if len(header) < 2:
+        raise ValueError(
+            f"{path}: the header {lines[header_at].strip()[:60]!r} has one column; a CSV file "
+            "needs feature columns and a label column, separated by commas, semicolons, tabs "
+            "or bars."
+        )
+    if all(_is_number(h) for h in header):
+        raise ValueError(
+            f"{path}: the first line {lines[header_at].strip()[:60]!r} is numbers, not a "
+            "header; add a header line naming the columns (the label column last, or "
+            "--label-column)."
+        )
     if label_column is not None and label_column not in header:
         raise ValueError(f"No column {label_column!r} in {path}; the header is {header}.")
     column = header.index(label_column) if label_column else len(header) - 1
@@ -107,6 +124,14 @@ def load_csv(path: str, label_column: str | None = None):
     if y.size == 0:
         raise ValueError(f"{path} has no data rows under its header.")
     return X.reshape(y.size, len(features)), np.char.strip(y)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_with_pandas(path, header_at: int, delimiter: str, header, column: int, features):

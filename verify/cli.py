@@ -325,6 +325,7 @@ def _checked(convert, test, requirement):
 
 
 positive_int = _checked(int, lambda v: v > 0, "an integer > 0")
+seed_int = _checked(int, lambda v: v >= 0, "a seed, an integer >= 0")
 class_count = _checked(int, lambda v: v >= 2, "a number of classes >= 2")
 positive_float = _checked(float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
 
@@ -447,7 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
     consistency.add_argument(
         "--trials", type=positive_int, default=1000, help="draws of p per loss and L"
     )
-    consistency.add_argument("--seed", type=int, default=0, help="seed of the draws")
+    consistency.add_argument("--seed", type=seed_int, default=0, help="seed of the draws")
     add_names(
         consistency,
         "--formulations",
@@ -516,7 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="feature scaling fitted on each N_s-point subset: none, standardise (default: mean "
         "0, sd 1), range_pm1 (min-max to [-1, 1]), range_01 (min-max to [0, 1])",
     )
-    robust.add_argument("--seed", type=int, default=0, help="seed of the random subsets")
+    robust.add_argument("--seed", type=seed_int, default=0, help="seed of the random subsets")
     robust.add_argument("--out", default="robustness", help="folder for results (resumable)")
     robust.add_argument("--jobs", type=int, default=1, help="joblib processes (-1: all cores)")
     robust.add_argument("--workers", type=int, help="run on a Dask LocalCluster of N workers")
@@ -547,14 +548,26 @@ def main(argv=None) -> int:
         "datasets": datasets_cli.run,
     }
     try:
-        for option in ("json", "markdown"):  # before the run, not after it
-            target = getattr(args, option, None)
-            if target and not Path(target).resolve().parent.is_dir():
-                raise ValueError(f"--{option}: the folder of {target} does not exist.")
+        check_output_paths(args)  # before the run, not after it
         return commands_run[args.command](args)
-    except ValueError as error:  # bad input: a message, not a traceback
+    except (ValueError, FileNotFoundError) as error:  # bad input: a message, not a traceback
         print(f"msvm {args.command}: error: {error}", file=sys.stderr)
         return 2
+
+
+def check_output_paths(args) -> None:
+    """Refuse, before any work, an output that cannot be written: a file in a missing folder or
+    where a folder is (--json, --markdown), a folder where a file is (--plots, --out)."""
+    for option in ("json", "markdown"):
+        target = getattr(args, option, None)
+        if target and not Path(target).resolve().parent.is_dir():
+            raise ValueError(f"--{option}: the folder of {target} does not exist.")
+        if target and Path(target).is_dir():
+            raise ValueError(f"--{option}: {target} is a folder; give a file name.")
+    for option in ("plots", "out"):
+        target = getattr(args, option, None)
+        if target and Path(target).exists() and not Path(target).is_dir():
+            raise ValueError(f"--{option}: {target} is a file; give a folder.")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ from msvm.verify.cli import main
         (["verify", "--n-samples", "0"], "--n-samples: '0' is not an integer > 0"),
         (["robustness", "--realisations", "0"], "--realisations: '0' is not an integer > 0"),
         (["robustness", "--gammas", "-5"], "--gammas: '-5' is not a finite number > 0"),
+        (["robustness", "--seed", "-1"], "--seed: '-1' is not a seed, an integer >= 0"),
+        (["consistency", "--seed", "-1"], "--seed: '-1' is not a seed, an integer >= 0"),
     ],
 )
 def test_bad_options_are_refused_by_argparse(argv, message, capsys):
@@ -85,3 +87,45 @@ def test_verify_on_a_two_class_csv_with_plots(tmp_path, capsys):
     assert main(argv) == 0
     assert "N=30, L=2" in capsys.readouterr().out
     assert (plots / "mu_profile.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"a b c\n1 2 0\n3 4 1\n", "has one column"),  # spaces: no delimiter splits it
+        (b"label\n0\n1\n", "has one column"),
+        (b"1,2,0\n3,4,1\n", "is numbers, not a header"),
+        (b"a,b,y\n1,2,\xff\n", "is not a UTF-8 text file"),
+    ],
+)
+def test_csv_files_a_new_user_gets_wrong_are_a_message(tmp_path, capsys, content, message):
+    """Each was a traceback, a silent loss of the first row, or a fit on every line as a label."""
+    path = tmp_path / "data.csv"
+    path.write_bytes(content)
+    assert main(["verify", "--quick", "--dataset", str(path)]) == 2
+    assert message in capsys.readouterr().err
+    assert main(["robustness", "--datasets", f"d={path}", "--sizes", "4", "--out",
+                 str(tmp_path / "study")]) == 2  # fmt: skip
+    assert not (tmp_path / "study").exists()  # refused before its config.json is written
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_the_run(tmp_path, capsys):
+    folder, file = tmp_path / "folder", tmp_path / "file"
+    folder.mkdir()
+    file.write_text("")
+    for argv, message in (
+        (["verify", "--quick", "--json", str(folder)], "is a folder; give a file name"),
+        (["claims", "--markdown", str(folder)], "is a folder; give a file name"),
+        (["verify", "--quick", "--plots", str(file)], "is a file; give a folder"),
+        (["robustness", "--datasets", "iris", "--out", str(file)], "is a file; give a folder"),
+    ):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and "passed" not in captured.out
+
+
+def test_a_table_2_set_not_fetched_is_a_message(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MSVM_DATA", str(tmp_path / "empty"))
+    argv = ["robustness", "--datasets", "glass", "--sizes", "20", "--out", str(tmp_path / "s")]
+    assert main(argv) == 2
+    assert "python -m msvm.datasets fetch glass" in capsys.readouterr().err
