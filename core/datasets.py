@@ -97,11 +97,11 @@ def load_csv(path: str, label_column: str | None = None):
             "needs feature columns and a label column, separated by commas, semicolons, tabs "
             "or bars."
         )
-    if all(_is_number(h) for h in header):
+    if all(_is_number(h) for h in header) and not _column_numbers(header):
         raise ValueError(
             f"{path}: the first line {lines[header_at].strip()[:60]!r} is numbers, not a "
-            "header; add a header line naming the columns (the label column last, or "
-            "--label-column)."
+            "header (numbered columns count as one: 0, 1, 2, ...); add a header line naming "
+            "the columns (the label column last, or --label-column)."
         )
     if label_column is not None and label_column not in header:
         raise ValueError(f"No column {label_column!r} in {path}; the header is {header}.")
@@ -124,6 +124,16 @@ def load_csv(path: str, label_column: str | None = None):
     if y.size == 0:
         raise ValueError(f"{path} has no data rows under its header.")
     return X.reshape(y.size, len(features)), np.char.strip(y)
+
+
+def _column_numbers(header) -> bool:
+    """Whether a header of numbers names its columns 0, 1, 2, ... or 1, 2, 3, ... (pandas'
+    default names, as a DataFrame without names writes them), not a first data row."""
+    try:
+        values = [int(h) for h in header]
+    except ValueError:
+        return False
+    return values in (list(range(len(header))), list(range(1, len(header) + 1)))
 
 
 def _is_number(text: str) -> bool:

@@ -177,6 +177,12 @@ def expected_failed_checks(estimator) -> dict:
     return expected
 
 
+def relative_gap(primal: float, dual: float) -> float:
+    """(primal - dual) / |primal|; 0 when both are 0 (a bias that meets every margin of a
+    problem left with one class: sample weights zero on the others)."""
+    return (primal - dual) / max(abs(primal), np.finfo(float).tiny)
+
+
 def support_by_class(mask, y_index):
     """``support_``: the patterns where ``mask`` holds (a non-zero dual variable), grouped by
     class in the order of ``classes_`` and by index within a class, as SVC orders them (so that
@@ -402,7 +408,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             norm_sq, F, alpha, lin0, y_index, C
         )
         check_finite("The fit", self.objective_, self.dual_objective_, F)
-        self.relative_gap_ = (self.objective_ - self.dual_objective_) / abs(self.objective_)
+        self.relative_gap_ = relative_gap(self.objective_, self.dual_objective_)
         self.support_ = support_by_class(np.any(alpha > 0, axis=1), y_index)
         self.n_support_ = support_counts(self.support_, y_index, L)
         self._report(start)

@@ -46,6 +46,7 @@ from msvm.core.validation import check_finite, check_fit_scale
 from msvm.fast.base import (
     BaseMulticlassSVC,
     loss_weights,
+    relative_gap,
     support_by_class,
     support_counts,
     validate_training_data,
@@ -712,7 +713,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         dual = float(np.sum(negative * alpha) - 0.5 * np.sum(Z * F))
         check_finite("The fit", primal, dual)
         self.objective_, self.dual_objective_ = primal, dual
-        self.relative_gap_ = (primal - dual) / abs(primal)
+        self.relative_gap_ = relative_gap(primal, dual)
         self.support_ = support_by_class(np.any(alpha > 0, axis=1), y_index)
         self.n_support_ = support_counts(
             self.support_, y_index, proto_class.size // self.n_prototypes
