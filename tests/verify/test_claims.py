@@ -113,13 +113,7 @@ def test_mprot_chain_identities_fail_for_a_wrong_spread(monkeypatch):
 def test_mkpm_path_risk_against_the_closed_form(monkeypatch):
     """(42) and (15)-(16) read the regularisation path's risk table: a wrong one makes (42)
     fail and (15)-(16) an error (its verdict alone holds for any table)."""
-    real = mkpm.regularisation_path
-
-    def scaled(*args, **kwargs):
-        path = real(*args, **kwargs)
-        path.risk_table *= 7.3
-        return path
-
+    scaled = scaling(mkpm.regularisation_path, "risk_table", 7.3)
     monkeypatch.setattr(mkpm, "regularisation_path", scaled)
     found = {c.source: c.verdict for c in claims.mkpm_claims()}
     assert found["MKPM (42)"] == "fails" and found["MKPM (15)-(16)"] == "error"
@@ -173,15 +167,19 @@ def test_mprot_scale_note_needs_exactly_the_dropped_factor(monkeypatch):
     """Were the primal optimum other than half the printed dual's (here 1.5 x the real one), the
     scale would be no dropped constant: the claim fails."""
     module = claims.FORMULATIONS["mprot_static"]
-    real = module.primal
+    monkeypatch.setattr(module, "primal", scaling(module.primal, "objective", 1.5))
+    assert claims.mprot_dual_scale().verdict == "fails"
+
+
+def scaling(real, attribute, factor):
+    """``real`` with its result's ``attribute`` multiplied by ``factor``: a wrong value."""
 
     def scaled(*args, **kwargs):
-        solution = real(*args, **kwargs)
-        solution.objective *= 1.5
-        return solution
+        result = real(*args, **kwargs)
+        setattr(result, attribute, getattr(result, attribute) * factor)
+        return result
 
-    monkeypatch.setattr(module, "primal", scaled)
-    assert claims.mprot_dual_scale().verdict == "fails"
+    return scaled
 
 
 # Every claim that holds (or holds as read) is checked by a computation that a deliberately wrong
