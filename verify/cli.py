@@ -55,6 +55,7 @@ def verify_command(args) -> int:
                 f"--fit-intercept: none of {', '.join(args.formulations)} has a bias; the "
                 f"formulations that have one: {', '.join(BIASED)}."
             )
+    loaded = []  # every data set read and checked before the first is verified
     for name in args.dataset:
         kernel, C, n, n_quick = BUNDLED.get(name, ("rbf", 1.0, None, None))
         kernel = args.kernel or kernel  # the options override a bundled set's defaults
@@ -69,6 +70,8 @@ def verify_command(args) -> int:
             )
         if name not in BUNDLED:  # a user's CSV: standardised features
             X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+        loaded.append((name, kernel, C, X, y))
+    for name, kernel, C, X, y in loaded:
         label = Path(name).name
         print(f"\n{label}: N={len(y)}, L={np.unique(y).size}, kernel={kernel}, C={C:g}")
         width = 21 if args.fit_intercept else 16  # room for "+bias"

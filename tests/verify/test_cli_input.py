@@ -104,6 +104,8 @@ def test_csv_files_a_new_user_gets_wrong_are_a_message(tmp_path, capsys, content
     path.write_bytes(content)
     assert main(["verify", "--quick", "--dataset", str(path)]) == 2
     assert message in capsys.readouterr().err
+    assert main(["verify", "--quick", "--dataset", "iris", str(path)]) == 2
+    assert "iris: N=" not in capsys.readouterr().out  # every data set read before the first run
     assert main(["robustness", "--datasets", f"d={path}", "--sizes", "4", "--out",
                  str(tmp_path / "study")]) == 2  # fmt: skip
     assert not (tmp_path / "study").exists()  # refused before its config.json is written
