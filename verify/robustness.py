@@ -41,6 +41,7 @@ The C grid is the paper's 0.1, 0.6, ..., 49.6 (Table 3's note: C from 0.1 to 50 
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import math
 import os
@@ -243,7 +244,16 @@ def load_dataset(name: str, label_column: str | None = None):
     if name in table2.NAMES:
         X, y = table2.load(name)
     else:
-        X, y = datasets.load_any(split_name(name)[1], label_column)
+        path = split_name(name)[1]
+        if path not in datasets.NAMES and not Path(path).is_file():
+            names = sorted(set(table2.NAMES) | set(datasets.NAMES))
+            close = difflib.get_close_matches(path, names, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"Unknown data set {path!r}: not one of ISVM Table 2's or the bundled "
+                f"{names} nor a CSV file.{hint}"
+            )
+        X, y = datasets.load_any(path, label_column)
     return np.asarray(X, dtype=np.float64), np.asarray(y)
 
 

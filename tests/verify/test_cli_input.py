@@ -131,3 +131,11 @@ def test_a_table_2_set_not_fetched_is_a_message(tmp_path, monkeypatch, capsys):
     argv = ["robustness", "--datasets", "glass", "--sizes", "20", "--out", str(tmp_path / "s")]
     assert main(argv) == 2
     assert "python -m msvm.datasets fetch glass" in capsys.readouterr().err
+
+
+def test_robustness_names_the_table_2_sets_for_an_unknown_one(tmp_path, capsys):
+    argv = ["robustness", "--datasets", "glas", "--sizes", "20", "--out", str(tmp_path / "s")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'yeast'" in err and "Did you mean 'glass'?" in err
+    assert not (tmp_path / "s").exists()
