@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from msvm.datasets.fetching import fetch
 from msvm.datasets.loaders import load
@@ -53,6 +54,9 @@ def run(args) -> int:
             print(f"fetch: {error}", file=sys.stderr)
             return 1
         return 0
+    target = Path(args.markdown) if args.markdown else None
+    if target is not None and (target.is_dir() or not target.resolve().parent.is_dir()):
+        raise ValueError(f"--markdown: {target} is a folder, or its folder does not exist.")
     rows = table_rows(names, args.folder)
     text = markdown(rows)
     print(f"data folder: {data_home(args.folder)}\n{text}")

@@ -24,3 +24,11 @@ def test_table_names_what_is_not_fetched(capsys, tmp_path):
 def test_msvm_datasets_refuses_an_unknown_name(capsys):
     assert msvm_main(["datasets", "fetch", "yaest"]) == 2
     assert "msvm datasets: error: Unknown data set 'yaest'" in capsys.readouterr().err
+
+
+def test_table_refuses_a_markdown_file_it_cannot_write_before_reading(tmp_path, capsys):
+    from msvm.datasets.cli import main
+
+    assert main(["table", "--markdown", str(tmp_path / "missing" / "t.md")]) == 2
+    captured = capsys.readouterr()
+    assert "does not exist" in captured.err and "data folder" not in captured.out
