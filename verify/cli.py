@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -550,12 +551,18 @@ def main(argv=None) -> int:
         "compile": compile_command,
         "datasets": datasets_cli.run,
     }
+    for option in ("classes", "formulations", "dataset", "datasets"):  # each once, in order
+        if isinstance(getattr(args, option, None), list):
+            setattr(args, option, list(dict.fromkeys(getattr(args, option))))
     try:
         check_output_paths(args)  # before the run, not after it
         return commands_run[args.command](args)
     except (ValueError, FileNotFoundError) as error:  # bad input: a message, not a traceback
         print(f"msvm {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (``msvm claims | head``): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def check_output_paths(args) -> None:

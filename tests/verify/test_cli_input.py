@@ -139,3 +139,25 @@ def test_robustness_names_the_table_2_sets_for_an_unknown_one(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'yeast'" in err and "Did you mean 'glass'?" in err
     assert not (tmp_path / "s").exists()
+
+
+def test_repeated_list_options_run_once(monkeypatch):
+    """``--classes 3 3`` ran the study twice and printed every row twice."""
+    from msvm.verify import cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "consistency_command", lambda args: seen.setdefault("a", args) and 0)
+    assert main(["consistency", "--classes", "3", "4", "3", "--trials", "1"]) == 0
+    assert seen["a"].classes == [3, 4]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(monkeypatch, capfd):
+    """``msvm claims | head``: the closed pipe ends the command with status 1, no traceback."""
+    from msvm.verify import cli
+
+    def closed(args):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(cli, "claims_command", closed)
+    assert main(["claims"]) == 1
+    assert "Traceback" not in capfd.readouterr().err
