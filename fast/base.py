@@ -177,6 +177,11 @@ def expected_failed_checks(estimator) -> dict:
     return expected
 
 
+def dual_value(lin0, alpha, norm_sq: float) -> float:
+    """The canonical dual sum lin alpha - 1/2 ||w||^2 at ``alpha``."""
+    return float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
+
+
 def relative_gap(primal: float, dual: float) -> float:
     """(primal - dual) / |primal|; 0 when both are 0 (a bias that meets every margin of a
     problem left with one class: sample weights zero on the others)."""
@@ -492,7 +497,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     def _objectives(self, norm_sq, F, alpha, lin0, y_index, C):
         """Canonical primal 1/2 ||w||^2 + C loss(F) and dual sum lin alpha - 1/2 ||w||^2."""
         primal = canonical_objective(norm_sq, self._loss(F, y_index, self._weights), C)
-        return primal, float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
+        return primal, dual_value(lin0, alpha, norm_sq)
 
     def _bias_penalty(self, X, linear, C) -> float:
         """rho for the bias's augmented Lagrangian, at least 1 / (C N).

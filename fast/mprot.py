@@ -45,6 +45,7 @@ from msvm.core.objectives import canonical_objective
 from msvm.core.validation import check_finite, check_fit_scale
 from msvm.fast.base import (
     BaseMulticlassSVC,
+    dual_value,
     loss_weights,
     relative_gap,
     support_by_class,
@@ -710,7 +711,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.assignment_ = assigned
         self.prototype_class_ = proto_class
         self.intercept_ = self._bias.copy()
-        dual = float(np.sum(negative * alpha) - 0.5 * np.sum(Z * F))
+        dual = dual_value(negative, alpha, float(np.sum(Z * F)))
         check_finite("The fit", primal, dual)
         self.objective_, self.dual_objective_ = primal, dual
         self.relative_gap_ = relative_gap(primal, dual)

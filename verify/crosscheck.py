@@ -228,12 +228,12 @@ def check(
     difference of the fast objective (at tol=1e-6; of the nearer of the fit's primal and dual
     values, which must bracket the optimum, no further apart than ``gap_bound``; with a bias
     the dual end within fast_tol: it is a bound only to the balance condition's tolerance);
-    ``output_tol`` largest difference of training outputs relative to their scale
-    (``output_difference``: centred for logistic and two classes, up to a constant per class
-    with a bias);
-    ``paper_tol`` the same objective difference of ISVM's Algorithms 1 and 2 (at their own
-    tol=1e-4, with the same bracket and bound).  ``sample_weight`` (n_samples,) weighs every
-    formulation's loss (``Problem``'s and the estimators' ``sample_weight``).
+    ``output_tol`` largest difference of training outputs (each machine's class scores)
+    relative to their scale (``output_difference``: centred for logistic regression, up to a
+    constant per class with a bias, whose optimality is then judged by the loss it costs);
+    ``paper_tol`` the relative difference of the dual value of ISVM's Algorithms 1 and 2 (at
+    their own tol=1e-4; with the bracket, not ``gap_bound``).  ``sample_weight`` (n_samples,)
+    weighs every formulation's loss (``Problem``'s and the estimators' ``sample_weight``).
     """
     if formulation not in FORMULATIONS:
         raise ValueError(
@@ -369,8 +369,7 @@ def check(
         Estimator, _ = FAST[formulation]
         for solver in ("smo", "sgd"):
             model = Estimator(solver=solver, tol=1e-4, **shared)
-            reasons = fitted_reasons(model, X, y, sample_weight, f"{solver} ")
-            row.reasons += reasons
+            row.reasons += fitted_reasons(model, X, y, sample_weight, f"{solver} ")
             predictions[solver] = model.predict(X)
             # their dual value within paper_tol of the optimum (it is, to ~1e-4, at any C: the
             # primal carries C tol) and the bracket.  Not ``gap_bound``: their kkt_violation_ is

@@ -4,7 +4,7 @@
 * Lemma 2: the Lagrangian is stationary in mu at 1/L.  By the envelope theorem the derivative of
   the optimal primal value at a fixed mu != 1/L is dE*/dmu = sum_ij alpha_ij y_ij <w, Psi(x_i)>
   (ISVM 4.6 with beta = C - alpha), evaluated at each fitted model; at 1/L that formula is 0/0,
-  and the slope there is *measured* by a central difference of two refits.
+  and the slope there is *measured* from one side by two refits (``one_sided_slope``).
 * Theorem 1 says mu* = 1/L minimises the primal (4.1) over (w, mu).  The profile E*(mu) over a
   grid of fixed mu, beyond [0, 2/L] on both sides, with its limit as |mu| -> infinity
   (``msvm.reference.inhibitory.common_mode_free``), shows where the extremum really is.
@@ -34,6 +34,7 @@ class MuProfile:
     derivatives: np.ndarray  # dE*/dmu at each mu: envelope theorem, measured slope at 1/L
     sum_of_outputs: float  # max_x |sum_j f_j(x)| at mu = 1/L (ISVM 3.6)
     limit: float  # E*(mu) as |mu| -> infinity (common mode free)
+    quotients: tuple = ()  # (h, quotient at h, at h/3) of the slope measured at 1/L
 
     @property
     def argmin(self) -> float:
@@ -49,7 +50,7 @@ class MuProfile:
         top, low, here = self.objectives.max(), self.objectives.min(), self.objectives[at]
         grid = f"mu L in [{self.mus.min() * self.L:g}, {self.mus.max() * self.L:g}]"
         slope = self.derivatives[at]
-        stationary = abs(slope) <= 1e-6 * abs(here) * self.L
+        stationary = abs(slope) <= SLOPE_RTOL * abs(here) * self.L
         if top - low <= 1e-9 * abs(top):
             shape = f"is flat over {grid} at {here:.6f} (its limit as |mu| -> infinity "
             shape += f"{self.limit:.6f})"
@@ -76,14 +77,19 @@ class MuProfile:
         )
 
 
-def one_sided_slope(E, mu: float, h: float) -> tuple[float, float, float]:
-    """dE/dmu at ``mu`` from the right, by Richardson's extrapolation of the difference quotients
-    at h and h/3 (exact for E quadratic near mu); returns it and the two quotients.  Lemma 2's
+# Stationary at 1/L: the measured slope at most this share of E*(1/L) L (the extrapolation carries
+# the refits' tol 1e-8 over h: iris' slope is 3e-6 of E*(1/L) L).
+SLOPE_RTOL = 1e-3
+
+
+def one_sided_slope(E, mu: float, h: float, at: float) -> tuple[float, float, float]:
+    """dE/dmu at ``mu`` (where E is ``at``) from the right, by Richardson's extrapolation of the
+    difference quotients at h and h/3 (exact for E quadratic near mu); returns it and the two
+    quotients.  Lemma 2's
     test: E*(mu) is symmetric about 1/L, so a central difference there is 0 whatever E* does,
     and only a one-sided slope can tell a stationary point from a kink (iris, linear, C = 0.1:
-    quotients -9.2 at h = 1e-3 and -3.04 at h/3, extrapolated -1e-3; a kink keeps them
+    quotients -3.07 at h = 1e-3 / L and -1.02 at h/3, extrapolated -4.5e-5; a kink keeps them
     equal)."""
-    at = E(mu)
     near, nearer = (E(mu + h) - at) / h, (E(mu + h / 3.0) - at) / (h / 3.0)
     return (3.0 * nearer - near) / 2.0, near, nearer
 
@@ -114,8 +120,8 @@ def profile(
     X, y, *, C=1.0, kernel="rbf", mus=None, n_points=21, dataset="", random_state=0
 ) -> MuProfile:
     """E*(mu) on a grid of fixed mu (default ``default_mus``) with the fast inhibitory machine
-    (tol 1e-8), its envelope derivatives, the slope at 1/L measured by a central difference, and
-    the limit as |mu| -> infinity from the reference layer."""
+    (tol 1e-8), its envelope derivatives, the slope at 1/L measured from one side
+    (``one_sided_slope``), and the limit as |mu| -> infinity from the reference layer."""
     from msvm.reference import Problem
     from msvm.reference.inhibitory import common_mode_free
 
@@ -130,14 +136,17 @@ def profile(
     fits = [fit(mu) for mu in mus]
     objectives = np.array([clf.objective_ for clf in fits])
     derivatives = np.array([envelope_derivative(clf, X) for clf in fits])
-    h = 1e-3 / L
-    slope = (fit(1.0 / L + h).objective_ - fit(1.0 / L - h).objective_) / (2.0 * h)
-    derivatives[np.isnan(derivatives)] = slope
     on_grid = [clf for clf, mu in zip(fits, mus, strict=True) if abs(1.0 - mu * L) < 1e-12]
     at_one_over_L = on_grid[0] if on_grid else fit(1.0 / L)
+    h = 1e-3 / L
+    slope, near, nearer = one_sided_slope(
+        lambda mu: fit(mu).objective_, 1.0 / L, h, at_one_over_L.objective_
+    )
+    derivatives[np.isnan(derivatives)] = slope
     sums = np.abs(at_one_over_L._scores(X).sum(axis=1)).max()
     limit = common_mode_free(Problem(X, y, C=C, kernel=kernel)).objective
-    return MuProfile(dataset, L, mus, objectives, derivatives, float(sums), float(limit))
+    quotients = (h, near, nearer)
+    return MuProfile(dataset, L, mus, objectives, derivatives, float(sums), float(limit), quotients)
 
 
 def plot(profiles: list[MuProfile], path) -> None:

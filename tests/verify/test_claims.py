@@ -367,7 +367,7 @@ def test_lemma_two_and_sum_to_zero_follow_the_profile(monkeypatch):
         return prof
 
     monkeypatch.setattr(inhibition, "profile", shifted)
-    monkeypatch.setattr(inhibition, "one_sided_slope", lambda E, mu, h: (-3.0, -3.0, -3.0))
+    monkeypatch.setattr(inhibition, "one_sided_slope", lambda E, mu, h, at: (-3.0, -3.0, -3.0))
     theorem, lemma, sums = claims.theorem_one()
     assert (lemma.verdict, sums.verdict) == ("fails", "fails")
 
@@ -384,7 +384,7 @@ def test_one_sided_slope_tells_a_stationary_point_from_a_kink():
 def inhibition_slope(E):
     from msvm.verify import inhibition
 
-    return inhibition.one_sided_slope(E, 0.5, 1e-3)
+    return inhibition.one_sided_slope(E, 0.5, 1e-3, E(0.5))
 
 
 def test_table4_ratios_fail_when_computed_wrongly(monkeypatch):
