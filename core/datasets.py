@@ -37,13 +37,32 @@ def load(name: str, n_samples: int | None = None, random_state: int = 0):
 
 
 def balanced_subset(X, y, n_samples: int, random_state: int = 0):
-    """About ``n_samples`` rows with every class represented equally (as far as it can be)."""
+    """``n_samples`` rows, the classes as equal in number as their sizes allow
+    (``balanced_counts``); fewer rows than classes is a ``ValueError``."""
     rng = np.random.default_rng(random_state)
-    classes = np.unique(y)
-    per_class = max(1, n_samples // classes.size)
-    picked = np.concatenate([rng.permutation(np.flatnonzero(y == c))[:per_class] for c in classes])
-    picked = np.sort(picked)
+    classes, sizes = np.unique(y, return_counts=True)
+    if n_samples < classes.size:
+        raise ValueError(
+            f"A class-balanced subset of {n_samples} rows cannot hold all {classes.size} classes; "
+            f"ask for {classes.size} rows or more."
+        )
+    orders = [rng.permutation(np.flatnonzero(y == c)) for c in classes]
+    counts = balanced_counts(sizes, n_samples, rng)
+    picked = np.sort(np.concatenate([o[:k] for o, k in zip(orders, counts, strict=True)]))
     return X[picked], y[picked]
+
+
+def balanced_counts(sizes, n_samples: int, rng) -> np.ndarray:
+    """Rows to take of each class, ``n_samples`` (<= sizes.sum()) in all: every class min(size, t)
+    at the largest level t that fits, the rows left over one each to classes drawn at random
+    among those with rows to spare."""
+    level = n_samples // sizes.size
+    while np.minimum(sizes, level + 1).sum() <= n_samples:
+        level += 1
+    counts = np.minimum(sizes, level)
+    spare = np.flatnonzero(sizes > level)
+    counts[rng.choice(spare, n_samples - counts.sum(), replace=False)] += 1
+    return counts
 
 
 def load_any(name: str, label_column: str | None = None, n_samples: int | None = None):

@@ -12,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from msvm.core.arguments import OneLineParser
 from msvm.datasets.fetching import fetch
 from msvm.datasets.loaders import load
 from msvm.datasets.manifest import FETCH_COMMAND, data_home, default_manifest
@@ -98,7 +99,7 @@ def markdown(rows) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m msvm.datasets", description=__doc__)
+    parser = OneLineParser(prog="python -m msvm.datasets", description=__doc__)
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -58,6 +58,9 @@ def fetch(names=None, folder=None, *, manifest: Manifest | None = None, log=prin
     for entry in entries:
         if entry.source.kind != "bundled":
             by_source.setdefault(entry.source.name, []).append(entry)
+    bundled = [e for e in entries if e.source.kind == "bundled"]
+    if bundled:
+        log(f"{_names(bundled)}: bundled with {_names_of_sources(bundled)}, nothing to fetch")
     for source_name, wanted in by_source.items():
         source = manifest.sources[source_name]
         missing = [e for e in wanted if not _is_valid(e.path(folder), e.sha256)]
@@ -74,6 +77,10 @@ def fetch(names=None, folder=None, *, manifest: Manifest | None = None, log=prin
 
 def _names(entries) -> str:
     return ", ".join(e.name for e in entries)
+
+
+def _names_of_sources(entries) -> str:
+    return ", ".join(dict.fromkeys(e.source.name for e in entries))
 
 
 def _is_valid(path: Path, expected: str) -> bool:

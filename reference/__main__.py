@@ -4,18 +4,18 @@ for bad options)."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 from msvm.core import datasets
+from msvm.core.arguments import OneLineParser
 from msvm.reference import FORMULATIONS, Problem
 
 DEFAULTS = {"iris": ("linear", 0.1, None), "wine": ("rbf", 1.0, None), "digits": ("rbf", 1.0, 120)}
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m msvm.reference", description=__doc__)
+    parser = OneLineParser(prog="python -m msvm.reference", description=__doc__)
     parser.add_argument("--dataset", choices=datasets.NAMES, default="iris")
     parser.add_argument(
         "--formulations", nargs="+", choices=list(FORMULATIONS), default=list(FORMULATIONS)

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from msvm.core import datasets
+from msvm.core.arguments import OneLineParser
 from msvm.reference import FORMULATIONS
 from msvm.verify.crosscheck import BIASED, check
 
@@ -367,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
 
         __version__ = version("msvm")
 
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="msvm",
         description=plain(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -556,6 +557,7 @@ def main(argv=None) -> int:
             setattr(args, option, list(dict.fromkeys(getattr(args, option))))
     try:
         check_output_paths(args)  # before the run, not after it
+        check_label_column(args)
         return commands_run[args.command](args)
     except (ValueError, FileNotFoundError) as error:  # bad input: a message, not a traceback
         print(f"msvm {args.command}: error: {error}", file=sys.stderr)
@@ -563,6 +565,22 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # the reader went away (``msvm claims | head``): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def check_label_column(args) -> None:
+    """Refuse --label-column where every data set is a named one (bundled or ISVM Table 2's),
+    whose labels are known: the option would be ignored."""
+    names = getattr(args, "dataset", None) or getattr(args, "datasets", None)
+    if getattr(args, "label_column", None) is None or not names:
+        return
+    from msvm import datasets as table2
+    from msvm.verify.robustness import split_name
+
+    if all(split_name(n)[1] in datasets.NAMES + table2.NAMES for n in names):
+        raise ValueError(
+            f"--label-column {args.label_column}: applies to CSV files, and {', '.join(names)} "
+            f"{'is a named data set' if len(names) == 1 else 'are named data sets'}."
+        )
 
 
 def check_output_paths(args) -> None:

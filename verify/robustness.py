@@ -402,12 +402,29 @@ def _joblib(pending, data, config, jobs):
     yield from run(delayed(run_task)(t, *data[t.dataset], config) for t in pending)
 
 
-def _dask(pending, data, config, scheduler, workers):
+# seconds to wait for a running Dask scheduler (--scheduler) to answer
+SCHEDULER_TIMEOUT = 10
+
+
+def scheduler_client(scheduler: str):
+    """A client of the Dask scheduler at that address; one that does not answer within
+    SCHEDULER_TIMEOUT seconds is a ``ValueError`` (the study has not touched its folder yet)."""
+    from dask.distributed import Client
+
+    try:
+        return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT}s")
+    except OSError as error:  # nothing listening, or not a scheduler
+        message = f"--scheduler {scheduler}: no Dask scheduler answered ({error})."
+        raise ValueError(message) from None
+
+
+def _dask(pending, data, config, client, workers):
+    """The tasks on ``client`` (a running scheduler's), else on a new ``LocalCluster`` of
+    ``workers`` processes."""
     from dask.distributed import Client, LocalCluster, as_completed
 
-    if scheduler:
-        client, cluster = Client(scheduler), None
-    else:
+    cluster = None
+    if client is None:
         cluster = LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
@@ -451,11 +468,17 @@ def run_study(
         label: load_dataset(n, config.label_column)
         for label, n in zip(labels, config.datasets, strict=True)
     }
-    tasks = plan(config, data)  # every check passed: only now touch the output folder
-    folder = prepare_output(config, Path(out))
+    tasks = plan(config, data)
+    client = scheduler_client(scheduler) if scheduler else None
+    try:
+        folder = prepare_output(config, Path(out))  # every check passed: only now touch it
+    except Exception:
+        if client is not None:
+            client.close()
+        raise
     pending = [t for t in tasks if not (folder / t.filename).exists()]
     if scheduler or workers is not None:
-        results = _dask(pending, data, config, scheduler, workers or 1)
+        results = _dask(pending, data, config, client, workers or 1)
     elif jobs != 1:
         results = _joblib(pending, data, config, jobs)
     else:

@@ -88,8 +88,10 @@ def test_unknown_names_fail_before_any_download(tmp_path, calls, fixture_manifes
 
 
 def test_bundled_sets_need_no_download(tmp_path, calls):
-    datasets.fetch(["iris", "wine"], tmp_path, log=lambda _: 0)
+    lines = []
+    datasets.fetch(["iris", "wine"], tmp_path, log=lines.append)
     assert calls == [] and not tmp_path.joinpath("scikit-learn").exists()
+    assert lines == ["iris, wine: bundled with scikit-learn, nothing to fetch"]  # not silence
 
 
 def completed(returncode=0, stderr=""):

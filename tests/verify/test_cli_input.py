@@ -32,7 +32,66 @@ def test_bad_options_are_refused_by_argparse(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(argv)
     assert exit_.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.startswith(f"msvm {argv[0]}: error:") and err.count("\n") == 1  # one line
+
+
+@pytest.mark.parametrize(
+    "argv, prog, unknown",
+    [
+        (["verify", "--datset", "iris"], "msvm verify", "--datset iris"),
+        (["datasets", "table", "--fodler", "x"], "msvm datasets table", "--fodler"),
+        (["verfy"], "msvm", "'verfy'"),
+    ],
+)
+def test_an_unknown_option_is_named_by_its_command_in_one_line(argv, prog, unknown, capsys):
+    """argparse printed its usage block first, and left a command's unknown option to the
+    top-level parser (``msvm: error: unrecognized arguments: --datset iris``)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{prog}: error: ") and err.count("\n") == 1, err
+    assert unknown in err
+
+
+def test_a_subset_smaller_than_the_classes_is_refused(capsys):
+    """--n-samples 2 on iris ran on 3 points (one a class), 5 on 3 too."""
+    argv = ["verify", "--quick", "--dataset", "iris", "--formulations", "simplex_square"]
+    assert main([*argv, "--n-samples", "2"]) == 2
+    assert "subset of 2 rows cannot hold all 3 classes" in capsys.readouterr().err
+    assert main([*argv, "--n-samples", "5"]) == 0
+    assert "iris: N=5, L=3" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("n_samples", [5, 7, 100, 149, 160, 177])
+def test_a_balanced_subset_has_the_size_asked_for(n_samples):
+    """Classes as equal as their sizes allow: wine's 59 / 71 / 48 at 160 give 56 / 56 / 48."""
+    X, y = datasets.load("wine")
+    X_sub, y_sub = datasets.balanced_subset(X, y, n_samples, random_state=3)
+    counts = np.bincount(y_sub, minlength=3)
+    sizes = np.bincount(y)
+    assert y_sub.size == n_samples and np.all(counts <= sizes)
+    short = counts < sizes  # classes not taken whole differ by at most one row
+    assert counts[short].max() - counts[short].min() <= 1
+    assert np.all(counts[~short] <= counts[short].min() + 1)
+    rows = {tuple(row) for row in X}
+    assert all(tuple(row) in rows for row in X_sub)
+    assert np.unique(X_sub, axis=0).shape[0] == n_samples
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "--dataset", "iris", "--label-column", "species", "--quick"],
+        ["robustness", "--datasets", "iris", "glass", "--label-column", "x"],
+    ],
+)
+def test_a_label_column_for_named_sets_is_refused(argv, tmp_path, capsys):
+    """The option was ignored, and robustness kept it in its folder's config key."""
+    assert main([*argv, *(["--out", str(tmp_path / "r")] if argv[0] == "robustness" else [])]) == 2
+    assert "--label-column" in capsys.readouterr().err and not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize(

@@ -117,6 +117,15 @@ def test_serial_joblib_and_dask_give_the_same_tables(tmp_path):
     assert len(outputs["serial"]) == 1 + 2 * 2  # header + (iris, wine) x 2 machines
 
 
+def test_an_unreachable_scheduler_is_a_message_before_the_folder_is_made(tmp_path, monkeypatch):
+    """Nothing listens on port 9: a ValueError naming the address after SCHEDULER_TIMEOUT (it
+    was a traceback from the first task, after config.json had been written)."""
+    monkeypatch.setattr(robustness, "SCHEDULER_TIMEOUT", 1)
+    with pytest.raises(ValueError, match="--scheduler tcp://127.0.0.1:9: no Dask scheduler"):
+        run_study(StudyConfig(**TINY), tmp_path / "out", scheduler="tcp://127.0.0.1:9")
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_interrupted_study_resumes_where_it_stopped(tmp_path, monkeypatch):
     config = StudyConfig(**TINY)
     complete = run_study(config, tmp_path / "complete", progress=False)
