@@ -161,6 +161,16 @@ if nb.config.DISABLE_JIT:  # plain Python: an intrinsic cannot run, and a hint c
 
 # A pattern step that gains at most GAIN_FLOOR * K_ii * C^2 is taken as it is, without looking for a
 # transfer (``transfer_or_step``).
+def convergence_warning(message: str, messages: list | None) -> None:
+    """A ConvergenceWarning with ``message``, or, where the caller collects them (``messages``, a
+    list), the message appended there: an estimator warns once at the end of its fit, with the
+    fit's duality gap (``base.warn_unconverged``)."""
+    if messages is not None:
+        messages.append(message)
+    else:
+        warnings.warn(message, ConvergenceWarning, stacklevel=4)
+
+
 GAIN_FLOOR = 1e-14
 SCREEN = 0.5
 
@@ -1197,7 +1207,8 @@ class DecompositionSolver:
         self.skip_below = SKIP_FRACTION * tol
         self.rng = check_random_state(random_state)
         self.stop = stop  # optional callable: end the run early when it returns True
-        self.warn = True  # a ConvergenceWarning when max_iter ends the run
+        self.warn = True  # a ConvergenceWarning when max_iter ends the run ...
+        self.messages = None  # ... or, given a list, its text appended there (the caller warns)
 
     def _dual(self, alpha, kdiag, partners=None):
         """The dual state tuple, every free variable active (with ``partners``, a table of
@@ -1221,10 +1232,9 @@ class DecompositionSolver:
             why = f"max_iter=-1 spent its budget of {self.budget:.0f} pattern steps"
         else:
             why = f"max_iter={self.max_iter} epochs were run; increase max_iter"
-        warnings.warn(
+        convergence_warning(
             f"The solver stopped with a KKT violation of {worst:.2e} > tol={self.tol:g}: {why}.",
-            ConvergenceWarning,
-            stacklevel=5,
+            self.messages,
         )
 
     def _run(self, epochs, n_patterns, path, polish=None, every=1, compact=None, tested=False):

@@ -16,13 +16,11 @@ conditions (a linear programme; for a binary SVM the middle of libsvm's interval
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from sklearn.exceptions import ConvergenceWarning
 
+from msvm.fast.engine import convergence_warning
 from msvm.fast.patterns import CS, WW, dual_vectors, output_shift, pattern_transpose
 
 # Largest number of augmented-Lagrangian rounds (each one engine run).
@@ -36,12 +34,13 @@ MAX_DOUBLINGS = 10
 AT_BOUND = 1e-6
 
 
-def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=False):
+def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=False, messages=None):
     """The bias b of the outputs F = K B + 1 b^T: ``run(b)`` solves the dual at bias b (its linear
     term moved by ``patterns.biased_terms``, rho 11^T added to the kernel), and b is updated by the
     multiplier step rho sum_i B_i until that step is at most tol (a ConvergenceWarning after
-    BIAS_ROUNDS runs).  Without a bias (rho = 0) one run; ``partial``: one run and one update
-    (MProt's annealing steps).  Returns the bias.
+    BIAS_ROUNDS runs, or its text appended to ``messages``: ``engine.convergence_warning``).
+    Without a bias (rho = 0) one run; ``partial``: one run and one update (MProt's annealing
+    steps).  Returns the bias.
 
     Where the optimal bias lies far along a piece on which the dual's balance sum_i B_i does not
     change (small C: every variable at its bound but a pattern's worth of imbalance), each step
@@ -69,11 +68,10 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
         streak = streak + 1 if aligned else 0
         factor = 2.0 ** min(max(streak - TRAVEL + 1, 0), MAX_DOUBLINGS)
         b, previous = b + factor * step, step
-    warnings.warn(
+    convergence_warning(
         f"The bias did not settle in {BIAS_ROUNDS} augmented-Lagrangian rounds "
         f"(last change {np.abs(step).max():.2e} > tol={tol:g}).",
-        ConvergenceWarning,
-        stacklevel=3,
+        messages,
     )
     return last
 

@@ -51,6 +51,7 @@ from msvm.fast.base import (
     support_by_class,
     support_counts,
     validate_training_data,
+    warn_unconverged,
 )
 from msvm.fast.engine import (
     DecompositionSolver,
@@ -566,7 +567,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 alpha[:] = 0.0
                 static.reset(assigned)
                 self._bias[:] = best[2]
-            self._static_step(static, alpha, assigned, negative, C, rng)  # solved to tol
+            last_run, messages = [], []  # its ConvergenceWarnings, given with the gap
+            final = (last_run, messages)
+            self._static_step(static, alpha, assigned, negative, C, rng, messages=final)
             if self.fit_intercept:  # the middle of the optimal biases where they are not unique
                 hi = self._bounds[:, None] * negative
                 F = static.outputs(assigned) + self._bias
@@ -576,6 +579,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.primal_path_ = np.array(path)
         F = static.outputs(assigned)
         self._finish(X, alpha, assigned, proto_class, y_index, negative, F, path[-1])
+        warn_unconverged(last_run + messages, self.relative_gap_)
         self._y_index = y_index
         self._report(start)
         self._fit_probability(X, y_index)
@@ -602,7 +606,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         )
         return KernelState(source, alpha, self._rho, self._outputs)
 
-    def _static_step(self, static, alpha, assigned, negative, C, rng, stop=None):
+    def _static_step(self, static, alpha, assigned, negative, C, rng, stop=None, messages=None):
+        """One static optimisation (MProt's problem (11) at the assignment), partial with
+        ``stop``; ``messages`` = (last_run, others): lists collecting the final step's
+        ConvergenceWarnings (``base.warn_unconverged``), the last engine run's and the bias's."""
         if self.optimizer != "engine":
             return self._paper_static_step(
                 static.source, alpha, static.U, assigned, negative > 0, C, rng, stop
@@ -627,13 +634,17 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 stop=stop,
             )
             solver.warn = stop is None  # a partial step need not converge: no warning
+            if messages is not None:
+                messages[0].clear()
+                solver.messages = messages[0]
             iters, self.kkt_violation_ = static.solve(solver, restart=restart)
             restart = False
             self.n_iter_ += iters
 
         self._bias = augmented_lagrangian(
-            run, CS, alpha, assigned, 0.0, self._rho, self._bias, self.tol, partial=stop is not None
-        )
+            run, CS, alpha, assigned, 0.0, self._rho, self._bias, self.tol,
+            partial=stop is not None, messages=None if messages is None else messages[1],
+        )  # fmt: skip
 
     def _paper_static_step(self, source, alpha, U, assigned, negative, C, rng, stop):
         """Figure 3: passes of pattern selection (KKT / AMG / BMG against the MEAN, MAX or

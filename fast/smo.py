@@ -30,14 +30,11 @@ For the other machines the same loop runs on their own kernel (ISVM §9 used one
 
 from __future__ import annotations
 
-import warnings
-
 import numba as nb
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from msvm.fast.engine import epoch_limit, step_budget
+from msvm.fast.engine import convergence_warning, epoch_limit, step_budget
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import hessian_structure, output_shift, pattern_gradient, state_change
 
@@ -121,6 +118,7 @@ class SingleVariableSolver:
         self.tol, self.max_iter, self.eta = tol, max_iter, float(eta)
         self.rng = check_random_state(random_state)
         self.n_steps = 0  # variable updates drawn (each an O(N L) step)
+        self.messages = None  # a list: the ConvergenceWarning's text goes there instead
 
     def solve_kernel(self, source, alpha, U):
         kdiag = np.empty(alpha.shape[0])
@@ -152,10 +150,9 @@ class SingleVariableSolver:
             self.n_steps += taken
             if kkt <= self.tol:
                 return steps / free.size, kkt
-        warnings.warn(
+        convergence_warning(
             f"The solver stopped after {steps} variable steps (max_iter={self.max_iter}) with a "
             f"mean KKT distance of {kkt:.2e} > tol={self.tol:g}; increase max_iter.",
-            ConvergenceWarning,
-            stacklevel=4,
+            self.messages,
         )
         return steps / free.size, kkt

@@ -326,8 +326,10 @@ def test_partial_steps_with_a_bias_test_the_primal_at_their_own_bias(monkeypatch
             super().__init__(*args)
             stops.append(self)
 
-    def spy(run, kind, alpha, assigned, c, rho, b, tol, partial=False):
-        b = augmented_lagrangian(run, kind, alpha, assigned, c, rho, b, tol, partial=partial)
+    def spy(run, kind, alpha, assigned, c, rho, b, tol, partial=False, messages=None):
+        b = augmented_lagrangian(
+            run, kind, alpha, assigned, c, rho, b, tol, partial=partial, messages=messages
+        )
         if partial:
             steps.append((alpha.copy(), assigned.copy(), b.copy()))
         return b

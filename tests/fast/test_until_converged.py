@@ -98,3 +98,30 @@ def test_multi_prototype_max_iter_below_minus_one_is_refused(wide_kernel_iris, m
     X, y, _ = wide_kernel_iris
     with pytest.raises(ValueError, match="max_iter"):
         MultiPrototypeSVC(max_iter=max_iter).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: InhibitorySVC(C=100.0, max_iter=5, random_state=0),
+        lambda: WestonWatkinsSVC(C=100.0, max_iter=5, fit_intercept=True, random_state=0),
+        lambda: InhibitorySVC(C=100.0, max_iter=5, solver="smo", random_state=0),
+        lambda: MultiPrototypeSVC(C=100.0, max_iter=5, random_state=0),
+    ],
+)
+def test_an_unconverged_fit_warns_once_with_its_gap_at_the_callers_line(wide_kernel_iris, make):
+    """One ConvergenceWarning a fit, raised at the line that called fit, saying the relative
+    duality gap the fit reports: the warnings came from inside msvm (intercept.py), without the
+    gap a user needs to judge the model, and with a bias once for every round of the augmented
+    Lagrangian, although only the last round's run describes the answer."""
+    X, y, gamma = wide_kernel_iris
+    model = make().set_params(gamma=gamma)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    found = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(found) == 1, [str(w.message) for w in found]
+    text = str(found[0].message)
+    assert f"relative duality gap is {model.relative_gap_:.1e}" in text
+    assert model.relative_gap_ > 0.0 and text.count("stopped") == 1
+    assert found[0].filename == __file__
