@@ -11,9 +11,10 @@ class OneLineParser(argparse.ArgumentParser):
 
     argparse prints the usage block before the error line, and leaves options a command does not
     know to the top-level parser, whose message names no command (``msvm: error: unrecognized
-    arguments: --datset iris`` for ``msvm verify --datset iris``).  Here a parser without
-    commands of its own (a command's, or a single-command program's) reports them itself.
-    Commands made by ``add_subparsers`` are of this class too (argparse's default)."""
+    arguments: --datset iris`` for ``msvm verify --datset iris``).  Here the parser that met
+    them reports them (argparse collects a command's unknown options for the top-level parser;
+    nothing else takes them).  Commands made by ``add_subparsers`` are of this class too
+    (argparse's default)."""
 
     def error(self, message):
         listed = "options" if self._subparsers is None else "commands"
@@ -21,6 +22,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         namespace, extras = super().parse_known_args(args, namespace)
-        if extras and self._subparsers is None:
+        if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return namespace, extras

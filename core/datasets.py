@@ -38,7 +38,10 @@ def load(name: str, n_samples: int | None = None, random_state: int = 0):
 
 def balanced_subset(X, y, n_samples: int, random_state: int = 0):
     """``n_samples`` rows, the classes as equal in number as their sizes allow
-    (``balanced_counts``); fewer rows than classes is a ``ValueError``."""
+    (``balanced_counts``; every row where there are no more); fewer rows than classes is a
+    ``ValueError``."""
+    if n_samples >= y.size:
+        return X, y
     rng = np.random.default_rng(random_state)
     classes, sizes = np.unique(y, return_counts=True)
     if n_samples < classes.size:
@@ -53,11 +56,11 @@ def balanced_subset(X, y, n_samples: int, random_state: int = 0):
 
 
 def balanced_counts(sizes, n_samples: int, rng) -> np.ndarray:
-    """Rows to take of each class, ``n_samples`` (<= sizes.sum()) in all: every class min(size, t)
+    """Rows to take of each class, ``n_samples`` (< sizes.sum()) in all: every class min(size, t)
     at the largest level t that fits, the rows left over one each to classes drawn at random
     among those with rows to spare."""
     level = n_samples // sizes.size
-    while np.minimum(sizes, level + 1).sum() <= n_samples:
+    while level < sizes.max() and np.minimum(sizes, level + 1).sum() <= n_samples:
         level += 1
     counts = np.minimum(sizes, level)
     spare = np.flatnonzero(sizes > level)

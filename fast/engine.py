@@ -46,7 +46,6 @@ same steps in 0.6-0.9x the time).
 
 from __future__ import annotations
 
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
@@ -56,10 +55,10 @@ import scipy.sparse as sp
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from msvm.fast import interior_point, kernel_face, ssnal
+from msvm.fast.convergence import convergence_warning
 from msvm.fast.face_newton import DAMPING, FaceNewton
 from msvm.fast.interior_point import InteriorPointSwitch, memory, modelled_cost, snapped_optimum
 from msvm.fast.kernel_face import KernelFaceNewton, offset_block
@@ -161,16 +160,6 @@ if nb.config.DISABLE_JIT:  # plain Python: an intrinsic cannot run, and a hint c
 
 # A pattern step that gains at most GAIN_FLOOR * K_ii * C^2 is taken as it is, without looking for a
 # transfer (``transfer_or_step``).
-def convergence_warning(message: str, messages: list | None) -> None:
-    """A ConvergenceWarning with ``message``, or, where the caller collects them (``messages``, a
-    list), the message appended there: an estimator warns once at the end of its fit, with the
-    fit's duality gap (``base.warn_unconverged``)."""
-    if messages is not None:
-        messages.append(message)
-    else:
-        warnings.warn(message, ConvergenceWarning, stacklevel=4)
-
-
 GAIN_FLOOR = 1e-14
 SCREEN = 0.5
 

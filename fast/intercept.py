@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from msvm.fast.engine import convergence_warning
+from msvm.fast.convergence import convergence_warning
 from msvm.fast.patterns import CS, WW, dual_vectors, output_shift, pattern_transpose
 
 # Largest number of augmented-Lagrangian rounds (each one engine run).
@@ -38,7 +38,7 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
     """The bias b of the outputs F = K B + 1 b^T: ``run(b)`` solves the dual at bias b (its linear
     term moved by ``patterns.biased_terms``, rho 11^T added to the kernel), and b is updated by the
     multiplier step rho sum_i B_i until that step is at most tol (a ConvergenceWarning after
-    BIAS_ROUNDS runs, or its text appended to ``messages``: ``engine.convergence_warning``).
+    BIAS_ROUNDS runs, or its text appended to ``messages``: ``convergence.convergence_warning``).
     Without a bias (rho = 0) one run; ``partial``: one run and one update (MProt's annealing
     steps).  Returns the bias.
 

@@ -29,7 +29,6 @@ kernel columns (``KernelState``).
 from __future__ import annotations
 
 import time
-import warnings
 from contextlib import nullcontext
 from numbers import Integral, Real
 
@@ -37,7 +36,6 @@ import numba as nb
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
@@ -51,8 +49,8 @@ from msvm.fast.base import (
     support_by_class,
     support_counts,
     validate_training_data,
-    warn_unconverged,
 )
+from msvm.fast.convergence import convergence_warning, warn_unconverged
 from msvm.fast.engine import (
     DecompositionSolver,
     LinearData,
@@ -579,7 +577,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.primal_path_ = np.array(path)
         F = static.outputs(assigned)
         self._finish(X, alpha, assigned, proto_class, y_index, negative, F, path[-1])
-        warn_unconverged(last_run + messages, self.relative_gap_)
+        unsettled = "not a bound, as the bias did not settle" if messages else None
+        warn_unconverged(last_run + messages, self.relative_gap_, unsettled)
         self._y_index = y_index
         self._report(start)
         self._fit_probability(X, y_index)
@@ -609,11 +608,12 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     def _static_step(self, static, alpha, assigned, negative, C, rng, stop=None, messages=None):
         """One static optimisation (MProt's problem (11) at the assignment), partial with
         ``stop``; ``messages`` = (last_run, others): lists collecting the final step's
-        ConvergenceWarnings (``base.warn_unconverged``), the last engine run's and the bias's."""
+        ConvergenceWarnings (``convergence.warn_unconverged``), the last run's and the bias's."""
         if self.optimizer != "engine":
             return self._paper_static_step(
-                static.source, alpha, static.U, assigned, negative > 0, C, rng, stop
-            )
+                static.source, alpha, static.U, assigned, negative > 0, C, rng, stop,
+                None if messages is None else messages[0],
+            )  # fmt: skip
 
         restart = stop is None  # the final static step: its first run may restart (solve)
 
@@ -646,7 +646,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             partial=stop is not None, messages=None if messages is None else messages[1],
         )  # fmt: skip
 
-    def _paper_static_step(self, source, alpha, U, assigned, negative, C, rng, stop):
+    def _paper_static_step(self, source, alpha, U, assigned, negative, C, rng, stop, messages):
         """Figure 3: passes of pattern selection (KKT / AMG / BMG against the MEAN, MAX or
         logarithmic-cooling threshold, §5.3) and OptimizeOnPattern (Figures 4-6), until the largest
         KKT violation is at most ``tol``."""
@@ -690,11 +690,10 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 if self.max_iter == -1
                 else f"max_iter={self.max_iter} sweeps were run; increase max_iter"
             )
-            warnings.warn(
+            convergence_warning(
                 f"The {self.optimizer!r} optimizer stopped with a KKT violation of "
                 f"{self.kkt_violation_:.2e} > tol={self.tol:g}: {why}.",
-                ConvergenceWarning,
-                stacklevel=3,
+                messages,
             )
         self.n_iter_ += sweep
 

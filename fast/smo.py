@@ -34,7 +34,8 @@ import numba as nb
 import numpy as np
 from sklearn.utils import check_random_state
 
-from msvm.fast.engine import convergence_warning, epoch_limit, step_budget
+from msvm.fast.convergence import convergence_warning
+from msvm.fast.engine import epoch_limit, step_budget
 from msvm.fast.kernels import get_column, kernel_diagonal
 from msvm.fast.patterns import hessian_structure, output_shift, pattern_gradient, state_change
 

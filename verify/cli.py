@@ -576,7 +576,8 @@ def check_label_column(args) -> None:
     from msvm import datasets as table2
     from msvm.verify.robustness import split_name
 
-    if all(split_name(n)[1] in datasets.NAMES + table2.NAMES for n in names):
+    named = datasets.NAMES + (table2.NAMES if args.command == "robustness" else ())
+    if all(split_name(n)[1] in named for n in names):
         raise ValueError(
             f"--label-column {args.label_column}: applies to CSV files, and {', '.join(names)} "
             f"{'is a named data set' if len(names) == 1 else 'are named data sets'}."

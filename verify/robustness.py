@@ -413,7 +413,7 @@ def scheduler_client(scheduler: str):
 
     try:
         return Client(scheduler, timeout=f"{SCHEDULER_TIMEOUT}s")
-    except OSError as error:  # nothing listening, or not a scheduler
+    except (OSError, ValueError, TypeError) as error:  # nothing listening, or no address
         message = f"--scheduler {scheduler}: no Dask scheduler answered ({error})."
         raise ValueError(message) from None
 

@@ -17,8 +17,10 @@ from msvm.fast import (
     InhibitorySVC,
     LeeLinWahbaSVC,
     MultiPrototypeSVC,
+    SimplexSVC,
     WestonWatkinsSVC,
     engine,
+    intercept,
 )
 from msvm.reference import FORMULATIONS, Problem
 
@@ -107,6 +109,8 @@ def test_multi_prototype_max_iter_below_minus_one_is_refused(wide_kernel_iris, m
         lambda: WestonWatkinsSVC(C=100.0, max_iter=5, fit_intercept=True, random_state=0),
         lambda: InhibitorySVC(C=100.0, max_iter=5, solver="smo", random_state=0),
         lambda: MultiPrototypeSVC(C=100.0, max_iter=5, random_state=0),
+        lambda: MultiPrototypeSVC(C=100.0, max_iter=5, optimizer="basic", random_state=0),
+        lambda: SimplexSVC(C=100.0, max_iter=5, random_state=0),
     ],
 )
 def test_an_unconverged_fit_warns_once_with_its_gap_at_the_callers_line(wide_kernel_iris, make):
@@ -125,3 +129,13 @@ def test_an_unconverged_fit_warns_once_with_its_gap_at_the_callers_line(wide_ker
     assert f"relative duality gap is {model.relative_gap_:.1e}" in text
     assert model.relative_gap_ > 0.0 and text.count("stopped") == 1
     assert found[0].filename == __file__
+
+
+def test_the_gap_is_not_called_a_bound_where_the_bias_did_not_settle(wide_kernel_iris, monkeypatch):
+    """With a bias the dual value bounds the optimum only where the bias condition holds."""
+    X, y, gamma = wide_kernel_iris
+    monkeypatch.setattr(intercept, "BIAS_ROUNDS", 1)
+    model = WestonWatkinsSVC(C=100.0, gamma=gamma, fit_intercept=True, random_state=0)
+    with pytest.warns(ConvergenceWarning, match="did not settle") as caught:
+        model.fit(X, y)
+    assert len(caught) == 1 and "not a bound, as the bias did not settle" in str(caught[0].message)
