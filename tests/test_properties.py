@@ -542,3 +542,33 @@ def test_the_command_line_runs_or_exits_2_with_a_message(
             assert status == 2 and "cannot hold all 3 classes" in err
     if status == 2:
         assert "error:" in err and "Traceback" not in err
+
+
+# -- the class-balanced subset of ``msvm verify --n-samples`` ------------------------------------
+@examples(200)
+@given(
+    sizes=st.lists(st.integers(1, 40), min_size=2, max_size=6),
+    wanted=st.integers(1, 260),
+    seed=st.integers(0, 2**16),
+)
+def test_a_balanced_subset_takes_exactly_n_rows_as_evenly_as_the_classes_allow(sizes, wanted, seed):
+    """n rows (every row when n >= N), none twice, no class beyond its size, and the classes not
+    taken whole within one row of each other and at least as large as any taken whole (the
+    water-filling of ``balanced_counts``); the same rows for the same seed; fewer rows than
+    classes is a ValueError."""
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    X = np.arange(y.size, dtype=float)[:, None]
+    if wanted < len(sizes):
+        with pytest.raises(ValueError, match="cannot hold all"):
+            datasets.balanced_subset(X, y, wanted, seed)
+        return
+    X_sub, y_sub = datasets.balanced_subset(X, y, wanted, seed)
+    assert y_sub.size == min(wanted, y.size) and np.unique(X_sub).size == y_sub.size
+    counts, sizes = np.bincount(y_sub, minlength=len(sizes)), np.array(sizes)
+    assert np.all(counts <= sizes) and np.all(counts >= 1)
+    short = counts < sizes
+    if short.any():
+        assert counts[short].max() - counts[short].min() <= 1
+        assert np.all(counts[~short] <= counts[short].min() + 1)
+    again = datasets.balanced_subset(X, y, wanted, seed)[0]
+    np.testing.assert_array_equal(again, X_sub)
