@@ -622,7 +622,13 @@ def write_outputs(results, config: StudyConfig, out) -> dict:
                 [e.nominal, e.competitor, e.percentile, e.wins, e.n, f"{e.ratio:.3f}"]
                 + [f"{e.p_value:.4f}"]
             )
-    (out / "table4.md").write_text("\n".join(table4_markdown(entries, competitors)) + "\n")
+    lines = table4_markdown(entries, competitors)
+    if "inhibitory" not in config.machines or not competitors:  # say why the table is empty
+        lines.append(
+            "\nTable 4 compares each machine with the inhibitory SVM: it needs `inhibitory` and at "
+            "least one other machine in --machines."
+        )
+    (out / "table4.md").write_text("\n".join(lines) + "\n")
     plot(rows, out / "robustness.png")
     return {"table3": rows, "table4": entries}
 

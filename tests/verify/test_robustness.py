@@ -289,3 +289,14 @@ def test_command_line_reports_bad_input_without_a_traceback(tmp_path, capsys):
     argv = ["robustness", "--datasets", "mnistt", "--out", str(tmp_path)]
     assert main(argv) == 2
     assert "Unknown data set 'mnistt'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("machines", [("one_vs_all", "weston_watkins"), ("inhibitory",)])
+def test_an_empty_table4_says_why(tmp_path, machines):
+    """Without the inhibitory machine, or with it alone, Table 4 has no row: it was printed as a
+    bare header."""
+    config = StudyConfig(**{**TINY, "datasets": ("iris",), "realisations": 1, "machines": machines})
+    results = run_study(config, tmp_path, progress=False)
+    assert write_outputs(results, config, tmp_path)["table4"] == []
+    text = (tmp_path / "table4.md").read_text()
+    assert "it needs `inhibitory` and at least one other machine" in text
