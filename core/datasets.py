@@ -129,6 +129,19 @@ def load_csv(path: str, label_column: str | None = None):
         raise ValueError(f"No column {label_column!r} in {path}; the header is {header}.")
     column = header.index(label_column) if label_column else len(header) - 1
     features = [k for k in range(len(header)) if k != column]
+    X, y = _read_table(path, header_at, delimiter, header, column, features)
+    numbers = all(_is_number(header[k]) for k in features) and not _column_numbers(header)
+    if numbers and header[column] in set(y.tolist()):  # a first data row, its label a class's
+        raise ValueError(
+            f"{path}: the first line {lines[header_at].strip()[:60]!r} is a data row (numbers, "
+            f"and {header[column]!r} is a label of the rows below), not a header; add a header "
+            "line naming the columns (the label column last, or --label-column)."
+        )
+    return X, y
+
+
+def _read_table(path, header_at: int, delimiter: str, header, column: int, features):
+    """``X, y`` under the header: pandas' reader, else numpy's, which names a bad line."""
     fast = _read_with_pandas(path, header_at, delimiter, header, column, features)
     if fast is not None:
         return fast

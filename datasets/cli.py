@@ -66,7 +66,9 @@ def run(args) -> int:
             handle.write(text)
     missing = [row[0] for row in rows if row[2] == "not fetched"]
     if missing:
-        print(f"not fetched: {', '.join(missing)}; run `{FETCH_COMMAND} {' '.join(missing)}`")
+        folder = ["--folder", args.folder] if args.folder else []  # (the folder just read)
+        command = " ".join([FETCH_COMMAND, *missing, *folder])
+        print(f"not fetched: {', '.join(missing)}; run `{command}`")
     return 1 if missing else 0
 
 

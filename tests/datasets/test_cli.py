@@ -18,7 +18,7 @@ def test_table_names_what_is_not_fetched(capsys, tmp_path):
     assert datasets_main(["table", "glass", "--folder", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "| glass | r-cran-mlbench 2.1-3-1 | not fetched |" in out
-    assert "run `python -m msvm.datasets fetch glass`" in out
+    assert f"run `python -m msvm.datasets fetch glass --folder {tmp_path}`" in out  # that folder
 
 
 def test_msvm_datasets_refuses_an_unknown_name(capsys):

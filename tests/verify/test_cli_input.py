@@ -159,6 +159,7 @@ def test_verify_on_a_two_class_csv_with_plots(tmp_path, capsys):
         (b"a b c\n1 2 0\n3 4 1\n", "has one column"),  # spaces: no delimiter splits it
         (b"label\n0\n1\n", "has one column"),
         (b"1,2,0\n3,4,1\n", "is numbers, not a header"),
+        (b"1.0,2.0,a\n3.0,4.0,b\n5.0,6.0,a\n", "is a data row"),  # its first row was lost
         (b"a,b,y\n1,2,\xff\n", "is not a UTF-8 text file"),
     ],
 )
@@ -173,6 +174,14 @@ def test_csv_files_a_new_user_gets_wrong_are_a_message(tmp_path, capsys, content
     assert main(["robustness", "--datasets", f"d={path}", "--sizes", "4", "--out",
                  str(tmp_path / "study")]) == 2  # fmt: skip
     assert not (tmp_path / "study").exists()  # refused before its config.json is written
+
+
+def test_numbers_naming_the_features_are_a_header(tmp_path):
+    """Wavelengths as column names: numbers, but the label column's name is no class."""
+    path = tmp_path / "spectra.csv"
+    path.write_text("400,410,class\n0.1,0.2,a\n0.3,0.4,b\n")
+    X, y = datasets.load_csv(str(path))
+    assert X.shape == (2, 2) and y.tolist() == ["a", "b"]
 
 
 def test_outputs_that_cannot_be_written_are_refused_before_the_run(tmp_path, capsys):
