@@ -106,6 +106,25 @@ def isvm_gamma(gamma_paper: float, n_features: int) -> float:
     return float(gamma_paper) / n_features
 
 
+# Kernel entries held at a time by ``kernel_times`` (bytes).
+BLOCK_BYTES = 2**26
+
+
+def kernel_times(X, Y, coef, kernel: str, gamma: float = 1.0, degree: int = 3, coef0: float = 0.0):
+    """k(X, Y) @ coef, a block of rows of X at a time so that at most BLOCK_BYTES of kernel
+    entries are held: a model's outputs on new points without the whole matrix k(X, Y) (for a
+    prediction on 60 000 points against 20 000 support vectors, 9.6 GB)."""
+    coef = np.asarray(coef)
+    step = max(1, BLOCK_BYTES // (8 * max(Y.shape[0], 1)))
+    if X.shape[0] <= step:
+        return np.asarray(kernel_matrix(X, Y, kernel, gamma, degree, coef0) @ coef)
+    out = np.empty((X.shape[0], *coef.shape[1:]))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, start + step)
+        out[rows] = kernel_matrix(X[rows], Y, kernel, gamma, degree, coef0) @ coef
+    return out
+
+
 def kernel_matrix(X, Y, kernel: str, gamma: float = 1.0, degree: int = 3, coef0: float = 0.0):
     """The kernel matrix ``k(X, Y)`` of shape ``(len(X), len(Y))`` for a registered kernel.
 

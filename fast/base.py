@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, kernel_times
 from msvm.core.objectives import canonical_objective
 from msvm.core.validation import (
     check_finite,
@@ -560,16 +560,14 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
             if getattr(self, "_linear_weights", False):  # explicit weights: no kernel
-                K, coef = X, self.coef_.T
+                outputs = np.asarray(X @ self.coef_.T)
             elif self.kernel == "precomputed":
                 K = X[:, self.support_]
-                K, coef = (K.toarray() if sp.issparse(K) else K), self._sv_coef
-            else:
-                K = kernel_matrix(
-                    X, self.support_vectors_, self.kernel, self._gamma, self.degree, self.coef0
-                )
-                coef = self._sv_coef
-            scores = np.asarray(K @ coef) + self.intercept_
+                outputs = np.asarray((K.toarray() if sp.issparse(K) else K) @ self._sv_coef)
+            else:  # k(X, support vectors) a block of rows at a time
+                params = (self.kernel, self._gamma, self.degree, self.coef0)
+                outputs = kernel_times(X, self.support_vectors_, self._sv_coef, *params)
+            scores = outputs + self.intercept_
         check_finite("The decision values", scores)
         return scores
 

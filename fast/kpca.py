@@ -63,7 +63,7 @@ import scipy.linalg
 from scipy.sparse.linalg import eigsh
 from sklearn.utils.extmath import randomized_svd
 
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, kernel_times
 from msvm.core.validation import check_finite, gram_eigh
 
 EIGEN_CUTOFF = 1e-10  # components with gamma_k <= EIGEN_CUTOFF * gamma_1 are dropped
@@ -222,6 +222,11 @@ class KernelPCABasis:
         return kernel_matrix(X, Y, kernel, gamma, degree, coef0)
 
     def scores(self, X):
-        """z(x) for every row of X, shape (n, D); centred: k(x, X) T - offset."""
-        Z = np.asarray(self._kernel(X, self.landmarks) @ self.to_scores)
+        """z(x) for every row of X, shape (n, D); centred: k(x, X) T - offset (k(x, X) a block
+        of rows at a time, ``kernel_times``)."""
+        kernel, gamma, degree, coef0 = self.params
+        if kernel == "precomputed":  # X holds the rows k(x, training points)
+            Z = np.asarray(X @ self.to_scores)
+        else:
+            Z = kernel_times(X, self.landmarks, self.to_scores, kernel, gamma, degree, coef0)
         return Z if self.offset is None else Z - self.offset

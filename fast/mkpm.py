@@ -95,6 +95,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from msvm.core import kernels
 from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite, check_sample_weight
 from msvm.fast.base import support_by_class, support_counts, validate_training_data
@@ -528,18 +529,27 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def decision_function(self, X):
-        """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8)."""
+        """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8), a block of rows at
+        a time: the projections z(x) have as many columns as the basis (up to N), so that at
+        most about ``core.kernels.BLOCK_BYTES`` of them are held."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        alloc = self.allocation_path_[self.selected_dimension_]
+        width = sum(self._basis.to_scores.shape)  # k(x, landmarks) and z(x): floats a row
+        step = max(1, kernels.BLOCK_BYTES // (8 * width))
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
-            Z = self._scores(X)
-            F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
-            if self._intercept is not None:
-                F += self._intercept
-            scores = -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
+            blocks = [self._class_scores(X[i : i + step]) for i in range(0, X.shape[0], step)]
+        scores = np.concatenate(blocks) if blocks else np.empty((0, self.classes_.size))
         check_finite("The decision values", scores)
         return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
+
+    def _class_scores(self, X):
+        """-||f(x) - c_q||^2 for the rows of X (``decision_function``)."""
+        alloc = self.allocation_path_[self.selected_dimension_]
+        Z = self._scores(X)
+        F = np.column_stack([Z[:, :d] @ self.coef_[:d, l] for l, d in enumerate(alloc)])
+        if self._intercept is not None:
+            F += self._intercept
+        return -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
 
     def predict(self, X):
         scores = self.decision_function(X)

@@ -72,3 +72,28 @@ def test_a_gram_matrix_is_exactly_symmetric(kernel, sparse):
         X, metric=kernel, **kw[kernel], **({"coef0": 1.0} if kernel == "poly" else {})
     )
     np.testing.assert_allclose(K, theirs, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("Estimator", ["WestonWatkinsSVC", "MKPMClassifier"])
+def test_predictions_hold_a_block_of_kernel_rows_not_the_whole_matrix(Estimator, monkeypatch):
+    """k(X, support vectors) was built whole: 9.6 GB to predict 60 000 points against 20 000
+    support vectors.  Blocks of BLOCK_BYTES give the same outputs, with peak memory bounded by
+    the block, not by the number of points predicted."""
+    import tracemalloc
+
+    import msvm.fast
+    from msvm.core import kernels
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] + 0.5 * rng.normal(size=300) > 0).astype(int) + (X[:, 1] > 0.8)
+    model = getattr(msvm.fast, Estimator)(random_state=0).fit(X, y)
+    X_new = rng.normal(size=(6000, 5))  # k(X_new, 300 training points): 14.4 MB whole
+    whole = model.decision_function(X_new)
+    monkeypatch.setattr(kernels, "BLOCK_BYTES", 2**20)
+    tracemalloc.start()
+    blocked = model.decision_function(X_new)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12, atol=1e-12)
+    assert peak < 6 * 2**20  # the block's MB, the outputs and the kernel's temporaries
