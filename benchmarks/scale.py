@@ -1,7 +1,7 @@
 """Issue 16: the first fit, large N, threads and memory, each as a ratio measured in one run.
 
-    python benchmarks/scale.py [cold] [scaling] [threads] [memory] [deferred] [deferred-mnist]
-        [specialisations]
+    python benchmarks/scale.py [cold] [scaling] [threads] [memory] [predict] [deferred]
+        [deferred-mnist] [specialisations]
         [--max-n N] [--repeats R]
 
 cold     each estimator's first fit on iris in a fresh process with an empty numba cache
@@ -30,6 +30,11 @@ memory   peak resident memory (VmHWM) of a process fitting InhibitorySVC (RBF, d
          cache_size) on 60 000 x 784 random features in [0, 1), 10 classes: the peak over the
          set-up and the first 90 s of the fit (the kernel cache, the data and the solver's arrays
          are all allocated by then; a full fit takes hours here)
+predict  WestonWatkinsSVC fitted on 5 000 points of the scaling data (C = 10), then
+         decision_function on 60 000 points: peak traced memory (tracemalloc) and time with
+         k(x, support vectors) in blocks of ``core.kernels.BLOCK_BYTES`` (the default) against
+         the whole matrix at once (BLOCK_BYTES unbounded, as before stop 47), and the outputs'
+         largest difference
 
 Writes benchmarks/results/scale_<part>.md.
 """
@@ -301,6 +306,33 @@ def part_memory(seconds: float = 90.0):
           lines)  # fmt: skip
 
 
+def part_predict(n_fit: int = 5000, n_predict: int = 60000):
+    import tracemalloc
+
+    from msvm.core import kernels
+    from msvm.fast import WestonWatkinsSVC
+
+    X_fit, X_new, y_fit, _ = synthetic_split(n_fit + n_predict, n_predict)
+    model = WestonWatkinsSVC(C=10.0, random_state=0).fit(X_fit, y_fit)
+    default, rows, outputs = kernels.BLOCK_BYTES, [], {}
+    for label, block in (("blocks (default)", default), ("whole matrix (before)", 2**62)):
+        kernels.BLOCK_BYTES = block
+        tracemalloc.start()
+        start = time.perf_counter()
+        outputs[label] = model.decision_function(X_new)
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        rows.append(f"| {label} | {peak:.0f} | {seconds:.2f} |")
+    kernels.BLOCK_BYTES = default
+    difference = np.abs(outputs["blocks (default)"] - outputs["whole matrix (before)"]).max()
+    lines = [f"{model.support_.size} support vectors, {n_predict} points; largest output "
+             f"difference {difference:.1e}", "",
+             "| k(x, support vectors) | peak traced memory [MB] | time [s] |", "|---|---|---|",
+             *rows]  # fmt: skip
+    write("predict", "Prediction memory: kernel rows in blocks against the whole matrix", lines)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("parts", nargs="*", default=["cold", "scaling", "threads", "memory"])
@@ -320,6 +352,8 @@ def main(argv=None):
             part_deferred(args.max_n, args.repeats)
         elif part == "specialisations":
             part_specialisations()
+        elif part == "predict":
+            part_predict()
         elif part == "deferred-mnist":
             part_deferred(args.max_n, args.repeats, mnist=True)
         else:
