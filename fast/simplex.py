@@ -22,7 +22,10 @@ G = K + I / (2C) (``msvm.reference.simplex_square``).
 Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i is kappa C s_i.
 Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
 B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
-weight (one Cholesky solve per C).
+weight (one Cholesky solve per C).  The closed form holds the whole Gram matrix (and its
+eigenvectors: about three N x N arrays) and costs O(N^3): a fit whose Gram matrix exceeds
+``cache_size`` is refused with the size it needs (60 000 points: 27 GB, hours), so that it is
+asked for, not met as a MemoryError or a machine swapping for hours.
 """
 
 from __future__ import annotations
@@ -171,6 +174,15 @@ class SimplexSVC(BaseMulticlassSVC):
     @with_fit_threads
     def _fit_squared(self, X, y, sample_weight=None):
         X, self._y_index = validate_training_data(self, X, y)
+        gram_mb = 8.0 * X.shape[0] ** 2 / 2**20
+        if gram_mb > self.cache_size:
+            raise ValueError(
+                f"loss='squared' is solved in closed form on the whole Gram matrix: "
+                f"{X.shape[0]} patterns need {gram_mb:.0f} MB for it (about three times that in "
+                f"all) and an O(N^3) eigendecomposition, above cache_size={self.cache_size:g} "
+                f"MB. Raise cache_size to {np.ceil(gram_mb):.0f} or more to allow it, or use "
+                "loss='hinge'."
+            )
         weights = loss_weights(self, sample_weight, self._y_index)
         T = self.classes_.size
         self._linear_weights = False  # predictions go through the kernel
