@@ -31,6 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state, column_or_1d
 
 from msvm.core.kernels import kernel_matrix
+from msvm.core.validation import check_gram_memory
 from msvm.fast.base import validate_training_data, weighted_bounds
 from msvm.fast.engine import (
     SKIP_FRACTION,
@@ -78,6 +79,7 @@ def gram_matrix(estimator, X, y):
     y = model.classes_[y_index]
     if estimator.kernel == "precomputed":
         return X, y
+    check_gram_memory(X.shape[0], estimator.cache_size, "Leave-one-out without refits")
     K = kernel_matrix(X, X, estimator.kernel, model._gamma, estimator.degree, estimator.coef0)
     return K, y
 

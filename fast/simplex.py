@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from msvm.core import objectives
 from msvm.core.coding import one_hot, simplex_code
 from msvm.core.kernels import kernel_matrix
-from msvm.core.validation import check_finite, gram_eigh
+from msvm.core.validation import check_finite, check_gram_memory, gram_eigh
 from msvm.fast.base import (
     BaseMulticlassSVC,
     loss_weights,
@@ -174,15 +174,8 @@ class SimplexSVC(BaseMulticlassSVC):
     @with_fit_threads
     def _fit_squared(self, X, y, sample_weight=None):
         X, self._y_index = validate_training_data(self, X, y)
-        gram_mb = 8.0 * X.shape[0] ** 2 / 2**20
-        if gram_mb > self.cache_size:
-            raise ValueError(
-                f"loss='squared' is solved in closed form on the whole Gram matrix: "
-                f"{X.shape[0]} patterns need {gram_mb:.0f} MB for it (about three times that in "
-                f"all) and an O(N^3) eigendecomposition, above cache_size={self.cache_size:g} "
-                f"MB. Raise cache_size to {np.ceil(gram_mb):.0f} or more to allow it, or use "
-                "loss='hinge'."
-            )
+        what = "loss='squared' (a closed form: about three N x N arrays, O(N^3))"
+        check_gram_memory(X.shape[0], self.cache_size, what, ", or use loss='hinge'")
         weights = loss_weights(self, sample_weight, self._y_index)
         T = self.classes_.size
         self._linear_weights = False  # predictions go through the kernel

@@ -172,3 +172,14 @@ def test_certified_folds_predict_as_their_optima(Machine, monkeypatch):
     np.testing.assert_array_equal(path.predictions[0], refit)
     assert path.unconverged == uncertified.unconverged == 0
     assert path.steps < (0.8 if Machine is InhibitorySVC else 1.0) * uncertified.steps
+
+
+def test_a_path_whose_gram_matrix_exceeds_cache_size_is_refused_with_what_it_needs():
+    """The path holds the whole Gram matrix: 60 000 points met numpy's MemoryError for 27 GB (or
+    hours of swapping); beyond cache_size it says the size, and raising cache_size allows it."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(400, 3)), np.arange(400) % 3  # a 1.22 MB Gram matrix
+    with pytest.raises(ValueError, match="400 patterns need 1 MB for it, above cache_size=1 MB"):
+        leave_one_out_path(WestonWatkinsSVC(cache_size=1), X, y, Cs=[1.0])
+    path = leave_one_out_path(WestonWatkinsSVC(cache_size=2), X[:60], y[:60], Cs=[1.0])
+    assert path.accuracy(y[:60]).shape == (1,)
