@@ -130,8 +130,9 @@ def load_csv(path: str, label_column: str | None = None):
     column = header.index(label_column) if label_column else len(header) - 1
     features = [k for k in range(len(header)) if k != column]
     X, y = _read_table(path, header_at, delimiter, header, column, features)
-    numbers = all(_is_number(header[k]) for k in features) and not _column_numbers(header)
-    if numbers and header[column] in set(y.tolist()):  # a first data row, its label a class's
+    names = [header[k] for k in features]
+    numbers = all(_is_number(h) for h in names) and not _column_numbers(names)
+    if label_column is None and numbers and header[column] in set(y.tolist()):  # a data row
         raise ValueError(
             f"{path}: the first line {lines[header_at].strip()[:60]!r} is a data row (numbers, "
             f"and {header[column]!r} is a label of the rows below), not a header; add a header "

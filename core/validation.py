@@ -180,17 +180,19 @@ def check_fit_scale(kernel_max: float, bounds, n_classes: int) -> None:
         )
 
 
-def check_gram_memory(n_samples: int, cache_size: float, what: str, hint: str = "") -> None:
+def check_gram_memory(
+    n_samples: int, cache_size: float, what: str, owner: str = "", hint: str = ""
+) -> None:
     """ValueError where ``what`` would hold a whole N x N Gram matrix larger than ``cache_size``
-    MB (the estimators' memory parameter), saying the size it needs: a closed form or a
-    leave-one-out path on 60 000 points met numpy's MemoryError for 27 GB, or hours of swapping
-    and an O(N^3) solve."""
-    gram_mb = 8.0 * n_samples**2 / 2**20
-    if gram_mb > cache_size:
+    MB (the estimators' bound on kernel memory; that of ``owner``), saying the size it needs: a
+    closed form or a leave-one-out path on 60 000 points met numpy's MemoryError for 27 GB, or
+    hours of swapping and an O(N^3) solve."""
+    needed = 8.0 * n_samples**2 / 2**20
+    if needed > cache_size:
         raise ValueError(
-            f"{what} holds the whole Gram matrix: {n_samples} patterns need {gram_mb:.0f} MB for "
-            f"it, above cache_size={cache_size:g} MB. Raise cache_size to {np.ceil(gram_mb):.0f} "
-            f"or more to allow it{hint}."
+            f"{what} holds the whole Gram matrix: {n_samples} patterns need {needed:.1f} MB for "
+            f"it, above {owner}cache_size={cache_size:g} MB. Raise {owner}cache_size to "
+            f"{np.ceil(needed):.0f} or more to allow it{hint}."
         )
 
 

@@ -9,6 +9,7 @@ difference.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def run(args) -> int:
             handle.write(text)
     missing = [row[0] for row in rows if row[2] == "not fetched"]
     if missing:
-        folder = ["--folder", args.folder] if args.folder else []  # (the folder just read)
+        folder = ["--folder", shlex.quote(args.folder)] if args.folder else []  # (the one read)
         command = " ".join([FETCH_COMMAND, *missing, *folder])
         print(f"not fetched: {', '.join(missing)}; run `{command}`")
     return 1 if missing else 0

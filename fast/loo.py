@@ -79,7 +79,8 @@ def gram_matrix(estimator, X, y):
     y = model.classes_[y_index]
     if estimator.kernel == "precomputed":
         return X, y
-    check_gram_memory(X.shape[0], estimator.cache_size, "Leave-one-out without refits")
+    owner = f"{type(estimator).__name__}'s "  # (a search's estimator, not the search)
+    check_gram_memory(X.shape[0], estimator.cache_size, "Leave-one-out without refits", owner)
     K = kernel_matrix(X, X, estimator.kernel, model._gamma, estimator.degree, estimator.coef0)
     return K, y
 

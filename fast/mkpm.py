@@ -534,7 +534,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         most about ``core.kernels.BLOCK_BYTES`` of them are held."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        width = sum(self._basis.to_scores.shape)  # k(x, landmarks) and z(x): floats a row
+        # floats a row: k(x, landmarks), z(x) and the (classes x code) differences
+        width = sum(self._basis.to_scores.shape) + self.code_.size
         step = max(1, kernels.BLOCK_BYTES // (8 * width))
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
             blocks = [self._class_scores(X[i : i + step]) for i in range(0, X.shape[0], step)]

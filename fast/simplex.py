@@ -22,10 +22,10 @@ G = K + I / (2C) (``msvm.reference.simplex_square``).
 Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i is kappa C s_i.
 Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
 B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
-weight (one Cholesky solve per C).  The closed form holds the whole Gram matrix (and its
-eigenvectors: about three N x N arrays) and costs O(N^3): a fit whose Gram matrix exceeds
-``cache_size`` is refused with the size it needs (60 000 points: 27 GB, hours), so that it is
-asked for, not met as a MemoryError or a machine swapping for hours.
+weight (one Cholesky solve per C).  The closed form holds the whole Gram matrix (and a
+symmetrised copy and its eigenvectors, a precomputed kernel's too) and costs O(N^3): a fit whose
+Gram matrix exceeds ``cache_size`` is refused with the size it needs (60 000 points: 27 GB for
+it), so that it is asked for, not met as a MemoryError or hours of swapping.
 """
 
 from __future__ import annotations
@@ -174,8 +174,8 @@ class SimplexSVC(BaseMulticlassSVC):
     @with_fit_threads
     def _fit_squared(self, X, y, sample_weight=None):
         X, self._y_index = validate_training_data(self, X, y)
-        what = "loss='squared' (a closed form: about three N x N arrays, O(N^3))"
-        check_gram_memory(X.shape[0], self.cache_size, what, ", or use loss='hinge'")
+        what = "loss='squared' (a closed form, O(N^3), with two more arrays of its size)"
+        check_gram_memory(X.shape[0], self.cache_size, what, hint=", or use loss='hinge'")
         weights = loss_weights(self, sample_weight, self._y_index)
         T = self.classes_.size
         self._linear_weights = False  # predictions go through the kernel

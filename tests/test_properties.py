@@ -552,8 +552,8 @@ def test_the_command_line_runs_or_exits_2_with_a_message(
     seed=st.integers(0, 2**16),
 )
 def test_a_balanced_subset_takes_exactly_n_rows_as_evenly_as_the_classes_allow(sizes, wanted, seed):
-    """n rows (every row when n >= N), none twice, no class beyond its size, and the classes not
-    taken whole within one row of each other and at least as large as any taken whole (the
+    """n rows (every row when n >= N), none twice, no class beyond its size, the classes not
+    taken whole within one row of each other and any taken whole at most one row above them (the
     water-filling of ``balanced_counts``); the same rows for the same seed; fewer rows than
     classes is a ValueError."""
     y = np.repeat(np.arange(len(sizes)), sizes)

@@ -179,7 +179,8 @@ def test_a_path_whose_gram_matrix_exceeds_cache_size_is_refused_with_what_it_nee
     hours of swapping); beyond cache_size it says the size, and raising cache_size allows it."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(400, 3)), np.arange(400) % 3  # a 1.22 MB Gram matrix
-    with pytest.raises(ValueError, match="400 patterns need 1 MB for it, above cache_size=1 MB"):
+    message = r"400 patterns need 1\.2 MB for it, above WestonWatkinsSVC's cache_size=1 MB"
+    with pytest.raises(ValueError, match=message):
         leave_one_out_path(WestonWatkinsSVC(cache_size=1), X, y, Cs=[1.0])
     path = leave_one_out_path(WestonWatkinsSVC(cache_size=2), X[:60], y[:60], Cs=[1.0])
     assert path.accuracy(y[:60]).shape == (1,)

@@ -57,7 +57,8 @@ def test_a_squared_loss_fit_larger_than_cache_size_is_refused_with_what_it_needs
     ValueError saying the size; raising cache_size allows it."""
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(400, 3)), np.arange(400) % 3  # a 1.22 MB Gram matrix
-    with pytest.raises(ValueError, match="400 patterns need 1 MB for it, above cache_size=1 MB"):
+    message = r"400 patterns need 1\.2 MB for it, above cache_size=1 MB"
+    with pytest.raises(ValueError, match=message):
         SimplexSVC(loss="squared", cache_size=1).fit(X, y)
     model = SimplexSVC(loss="squared", cache_size=2).fit(X, y)
     assert model.objective_ == pytest.approx(SimplexSVC(loss="squared").fit(X, y).objective_)

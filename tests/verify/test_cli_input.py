@@ -176,12 +176,21 @@ def test_csv_files_a_new_user_gets_wrong_are_a_message(tmp_path, capsys, content
     assert not (tmp_path / "study").exists()  # refused before its config.json is written
 
 
-def test_numbers_naming_the_features_are_a_header(tmp_path):
-    """Wavelengths as column names: numbers, but the label column's name is no class."""
+@pytest.mark.parametrize(
+    "text, label_column",
+    [
+        ("400,410,class\n0.1,0.2,a\n0.3,0.4,b\n", None),  # wavelengths; no class is "class"
+        ("0,1,y\n0.1,0.2,y\n0.3,0.4,n\n", None),  # numbered features (pandas'), label "y"
+        ("400,410,spam\n0.1,0.2,spam\n0.3,0.4,ham\n", "spam"),  # named on the command line
+    ],
+)
+def test_numbers_naming_the_features_are_a_header(tmp_path, text, label_column):
+    """A first line of numbers whose label recurs below is a data row, unless the features are
+    numbered 0, 1, ... (or 1, 2, ...) or the label column is named."""
     path = tmp_path / "spectra.csv"
-    path.write_text("400,410,class\n0.1,0.2,a\n0.3,0.4,b\n")
-    X, y = datasets.load_csv(str(path))
-    assert X.shape == (2, 2) and y.tolist() == ["a", "b"]
+    path.write_text(text)
+    X, y = datasets.load_csv(str(path), label_column)
+    assert X.shape == (2, 2) and y.size == 2
 
 
 def test_outputs_that_cannot_be_written_are_refused_before_the_run(tmp_path, capsys):
