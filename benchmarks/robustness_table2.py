@@ -218,15 +218,16 @@ def main(out: str, folders: list[str]) -> None:
         n for n in best
         if all(protocol_distance(summaries[p], paper, n, n_protocol) is not None for p in preps)
     ]  # fmt: skip
-    totals = {
-        p: np.mean([protocol_distance(summaries[p], paper, n, n_protocol) for n in complete])
-        for p in preps
-    }
-    lines.append(
-        f"| **mean over the {len(complete)} data sets with every preprocessing** | "
-        + " | ".join(f"{totals[p]:.2f}" for p in preps)
-        + f" | {min(totals, key=totals.get)} |"
-    )
+    if complete:  # (a study of one preprocessing a data set has no such row)
+        totals = {
+            p: np.mean([protocol_distance(summaries[p], paper, n, n_protocol) for n in complete])
+            for p in preps
+        }
+        lines.append(
+            f"| **mean over the {len(complete)} data sets with every preprocessing** | "
+            + " | ".join(f"{totals[p]:.2f}" for p in preps)
+            + f" | {min(totals, key=totals.get)} |"
+        )
 
     # 2. every machine, each data set with its closest preprocessing, all realisations done
     lines += [
