@@ -111,9 +111,10 @@ BLOCK_BYTES = 2**26
 
 
 def kernel_times(X, Y, coef, kernel: str, gamma: float = 1.0, degree: int = 3, coef0: float = 0.0):
-    """k(X, Y) @ coef, a block of rows of X at a time so that at most about BLOCK_BYTES of kernel
-    entries (and the kernel's copies of the rows) are held: a model's outputs on new points without the whole matrix k(X, Y) (for a
-    prediction on 60 000 points against 20 000 support vectors, 9.6 GB)."""
+    """k(X, Y) @ coef, a block of rows of X at a time so that about BLOCK_BYTES of kernel entries
+    (and the kernel's copies of the rows) are held: a model's outputs on new points without the
+    whole matrix k(X, Y) (for a prediction on 60 000 points against 20 000 support vectors,
+    9.6 GB)."""
     coef = np.asarray(coef)
     # floats a row: its kernel entries, and the RBF's copies of its features
     step = max(1, BLOCK_BYTES // (8 * (Y.shape[0] + 2 * X.shape[1] + 1)))
