@@ -1,9 +1,10 @@
 """The argument parser of msvm's commands (``msvm``, ``python -m msvm.datasets``,
-``python -m msvm.reference``)."""
+``python -m msvm.reference``) and the check of their output paths."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -25,3 +26,18 @@ class OneLineParser(argparse.ArgumentParser):
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return namespace, extras
+
+
+def check_output_paths(args) -> None:
+    """Refuse, before any work, an output that cannot be written: a file in a missing folder or
+    where a folder is (--json, --markdown), a folder where a file is (--plots, --out)."""
+    for option in ("json", "markdown"):
+        target = getattr(args, option, None)
+        if target and not Path(target).resolve().parent.is_dir():
+            raise ValueError(f"--{option}: the folder of {target} does not exist.")
+        if target and Path(target).is_dir():
+            raise ValueError(f"--{option}: {target} is a folder; give a file name.")
+    for option in ("plots", "out"):
+        target = getattr(args, option, None)
+        if target and Path(target).exists() and not Path(target).is_dir():
+            raise ValueError(f"--{option}: {target} is a file; give a folder.")

@@ -11,9 +11,8 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 
-from msvm.core.arguments import OneLineParser
+from msvm.core.arguments import OneLineParser, check_output_paths
 from msvm.datasets.fetching import fetch
 from msvm.datasets.loaders import load
 from msvm.datasets.manifest import FETCH_COMMAND, data_home, default_manifest
@@ -56,9 +55,7 @@ def run(args) -> int:
             print(f"fetch: {error}", file=sys.stderr)
             return 1
         return 0
-    target = Path(args.markdown) if args.markdown else None
-    if target is not None and (target.is_dir() or not target.resolve().parent.is_dir()):
-        raise ValueError(f"--markdown: {target} is a folder, or its folder does not exist.")
+    check_output_paths(args)  # (--markdown) before reading the data
     rows = table_rows(names, args.folder)
     text = markdown(rows)
     print(f"data folder: {data_home(args.folder)}\n{text}")

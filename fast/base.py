@@ -31,7 +31,7 @@ from msvm.core.validation import (
     resolve_kernel,
 )
 from msvm.fast.calibration import ProbabilityMixin
-from msvm.fast.convergence import warn_unconverged
+from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
     DecompositionSolver,
     LinearData,
@@ -336,18 +336,14 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             U = self._outputs(source, rho, alpha, y_index, c)
 
         n_iter = n_steps = 0
-        # The ConvergenceWarnings, given once at the end with the gap (warn_unconverged): the
-        # last engine run's (an earlier round's does not describe the answer), the bias's, the
-        # recheck's.
-        last_run, bias_messages, messages = [], [], []
+        unconverged = FitWarnings()  # given once at the end, with the gap
 
         def run(b, limits=None):  # one engine run at bias b (within limits: epochs, steps)
             nonlocal n_iter, n_steps, violation, last_bias
             last_bias = b
             lin = biased_terms(self._kind, lin0, free, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
-            last_run.clear()
-            solver.messages = last_run
+            solver.messages = unconverged.new_run()
             if limits is not None:
                 solver.epochs, solver.budget = limits
             if linear:
@@ -359,7 +355,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
 
         violation, last_bias = np.inf, b
         b = augmented_lagrangian(
-            run, self._kind, alpha, y_index, c, rho, b, self.tol, messages=bias_messages
+            run, self._kind, alpha, y_index, c, rho, b, self.tol, messages=unconverged.bias
         )
         # The state recomputed from alpha where rounding may have moved it (DRIFT_SHARE), at the
         # bias of the last run (augmented_lagrangian returns the next one); where the run had
@@ -389,10 +385,10 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             run(last_bias, (epochs_left, steps_left))
             claimed, steps = violation, n_steps - before
         if exact is not None and exact <= self.tol:
-            last_run.clear()  # the run's own test was off by rounding: converged after all
+            unconverged.run.clear()  # the run's own test was off by rounding: converged
         if exact is not None and exact > self.tol:
             if claimed <= self.tol or rounding >= 0.01 * self.tol:
-                messages.append(
+                unconverged.other.append(
                     f"The KKT violation recomputed from the dual variables is {exact:.2e} > "
                     f"tol={self.tol:g}, where the fit's own test, on the "
                     f"{'weights' if linear else 'outputs'} it kept by increments (each may "
@@ -421,8 +417,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         )
         check_finite("The fit", self.objective_, self.dual_objective_, F)
         self.relative_gap_ = relative_gap(self.objective_, self.dual_objective_)
-        unsettled = "not a bound, as the bias did not settle" if bias_messages else None
-        warn_unconverged(last_run + bias_messages + messages, self.relative_gap_, unsettled)
+        unconverged.warn(self.relative_gap_)
         self.support_ = support_by_class(np.any(alpha > 0, axis=1), y_index)
         self.n_support_ = support_counts(self.support_, y_index, L)
         self._report(start)

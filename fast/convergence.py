@@ -4,7 +4,7 @@ The solvers (the engine, ISVM's Algorithms 1-2, the bias's augmented Lagrangian)
 ended above ``tol`` through ``convergence_warning``: into the list their estimator collects, or,
 used on their own, as a warning.  The estimator's ``fit`` keeps its last engine run's reason (an
 earlier round of the bias's describes no answer) and warns once, after its relative duality gap
-is known (``warn_unconverged``): a fit at KKT 3.4e-3 > tol with a gap of 1.6e-4 (abalone, C =
+is known (``FitWarnings``): a fit at KKT 3.4e-3 > tol with a gap of 1.6e-4 (abalone, C =
 1 000) is a usable model, and the user could not tell.
 """
 
@@ -38,17 +38,34 @@ def convergence_warning(message: str, messages: list | None) -> None:
         warnings.warn(message, ConvergenceWarning, stacklevel=caller_stacklevel())
 
 
-def warn_unconverged(messages: list, gap: float, bound: str | None = None) -> None:
-    """One ConvergenceWarning for a fit whose runs collected ``messages`` (each distinct one, in
-    order), with its relative duality gap, which bounds how far its objective is from the optimum
-    -- unless ``bound`` says why it does not (a bias that did not settle: the dual value is a
-    bound only where the bias condition holds)."""
-    if not messages:
-        return
-    meaning = bound or "its objective is within that fraction of the optimum's"
-    warnings.warn(
-        " ".join(dict.fromkeys(messages)) + f" The fit's relative duality gap is {gap:.1e}: "
-        f"{meaning}.",
-        ConvergenceWarning,
-        stacklevel=caller_stacklevel(),
-    )
+class FitWarnings:
+    """The ConvergenceWarnings of one fit, given once at its end with its gap (``warn``): the last
+    engine run's reason (``new_run`` clears it: an earlier round of the bias's describes no
+    answer), the bias's (``bias``, for ``augmented_lagrangian``) and any other (``other``)."""
+
+    def __init__(self):
+        self.run, self.bias, self.other = [], [], []
+
+    def new_run(self) -> list:
+        """The list a new engine run reports into (the previous run's reason dropped)."""
+        self.run.clear()
+        return self.run
+
+    def warn(self, gap: float) -> None:
+        """One ConvergenceWarning with every distinct reason and the relative duality gap, which
+        bounds how far the objective is from the optimum -- unless the bias did not settle (the
+        dual value is a bound only where the bias condition holds)."""
+        messages = self.run + self.bias + self.other
+        if not messages:
+            return
+        meaning = (
+            "not a bound, as the bias did not settle"
+            if self.bias
+            else "its objective is within that fraction of the optimum's"
+        )
+        warnings.warn(
+            " ".join(dict.fromkeys(messages)) + f" The fit's relative duality gap is {gap:.1e}: "
+            f"{meaning}.",
+            ConvergenceWarning,
+            stacklevel=caller_stacklevel(),
+        )

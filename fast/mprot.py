@@ -50,7 +50,7 @@ from msvm.fast.base import (
     support_counts,
     validate_training_data,
 )
-from msvm.fast.convergence import convergence_warning, warn_unconverged
+from msvm.fast.convergence import FitWarnings, convergence_warning
 from msvm.fast.engine import (
     DecompositionSolver,
     LinearData,
@@ -565,9 +565,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 alpha[:] = 0.0
                 static.reset(assigned)
                 self._bias[:] = best[2]
-            last_run, messages = [], []  # its ConvergenceWarnings, given with the gap
-            final = (last_run, messages)
-            self._static_step(static, alpha, assigned, negative, C, rng, messages=final)
+            unconverged = FitWarnings()  # the final step's, given once with the gap
+            self._static_step(static, alpha, assigned, negative, C, rng, warned=unconverged)
             if self.fit_intercept:  # the middle of the optimal biases where they are not unique
                 hi = self._bounds[:, None] * negative
                 F = static.outputs(assigned) + self._bias
@@ -577,8 +576,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.primal_path_ = np.array(path)
         F = static.outputs(assigned)
         self._finish(X, alpha, assigned, proto_class, y_index, negative, F, path[-1])
-        unsettled = "not a bound, as the bias did not settle" if messages else None
-        warn_unconverged(last_run + messages, self.relative_gap_, unsettled)
+        unconverged.warn(self.relative_gap_)
         self._y_index = y_index
         self._report(start)
         self._fit_probability(X, y_index)
@@ -605,14 +603,14 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         )
         return KernelState(source, alpha, self._rho, self._outputs)
 
-    def _static_step(self, static, alpha, assigned, negative, C, rng, stop=None, messages=None):
+    def _static_step(self, static, alpha, assigned, negative, C, rng, stop=None, warned=None):
         """One static optimisation (MProt's problem (11) at the assignment), partial with
-        ``stop``; ``messages`` = (last_run, others): lists collecting the final step's
-        ConvergenceWarnings (``convergence.warn_unconverged``), the last run's and the bias's."""
+        ``stop``; ``warned``, a ``convergence.FitWarnings``, collects the final step's
+        ConvergenceWarnings."""
         if self.optimizer != "engine":
             return self._paper_static_step(
                 static.source, alpha, static.U, assigned, negative > 0, C, rng, stop,
-                None if messages is None else messages[0],
+                None if warned is None else warned.new_run(),
             )  # fmt: skip
 
         restart = stop is None  # the final static step: its first run may restart (solve)
@@ -634,16 +632,15 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 stop=stop,
             )
             solver.warn = stop is None  # a partial step need not converge: no warning
-            if messages is not None:
-                messages[0].clear()
-                solver.messages = messages[0]
+            if warned is not None:
+                solver.messages = warned.new_run()
             iters, self.kkt_violation_ = static.solve(solver, restart=restart)
             restart = False
             self.n_iter_ += iters
 
         self._bias = augmented_lagrangian(
             run, CS, alpha, assigned, 0.0, self._rho, self._bias, self.tol,
-            partial=stop is not None, messages=None if messages is None else messages[1],
+            partial=stop is not None, messages=None if warned is None else warned.bias,
         )  # fmt: skip
 
     def _paper_static_step(self, source, alpha, U, assigned, negative, C, rng, stop, messages):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from msvm.core import datasets
-from msvm.core.arguments import OneLineParser
+from msvm.core.arguments import OneLineParser, check_output_paths
 from msvm.reference import FORMULATIONS
 from msvm.verify.crosscheck import BIASED, check
 
@@ -582,21 +582,6 @@ def check_label_column(args) -> None:
             f"--label-column {args.label_column}: applies to CSV files, and {', '.join(names)} "
             f"{'is a named data set' if len(names) == 1 else 'are named data sets'}."
         )
-
-
-def check_output_paths(args) -> None:
-    """Refuse, before any work, an output that cannot be written: a file in a missing folder or
-    where a folder is (--json, --markdown), a folder where a file is (--plots, --out)."""
-    for option in ("json", "markdown"):
-        target = getattr(args, option, None)
-        if target and not Path(target).resolve().parent.is_dir():
-            raise ValueError(f"--{option}: the folder of {target} does not exist.")
-        if target and Path(target).is_dir():
-            raise ValueError(f"--{option}: {target} is a folder; give a file name.")
-    for option in ("plots", "out"):
-        target = getattr(args, option, None)
-        if target and Path(target).exists() and not Path(target).is_dir():
-            raise ValueError(f"--{option}: {target} is a file; give a folder.")
 
 
 if __name__ == "__main__":
