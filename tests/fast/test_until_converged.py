@@ -5,6 +5,7 @@ steps alone needed 4 500 - 10 000 epochs -- more than the old default max_iter=1
 those fits used to stop with a ConvergenceWarning short of the optimum.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -22,6 +23,8 @@ from msvm.fast import (
     engine,
     intercept,
 )
+from msvm.fast.kernels import column_source
+from msvm.fast.patterns import state_coef
 from msvm.reference import FORMULATIONS, Problem
 
 MACHINES = [
@@ -55,14 +58,62 @@ def test_default_runs_to_the_reference_optimum(wide_kernel_iris, Estimator, key)
     assert short.n_iter_ == half
 
 
+def small_budget(monkeypatch, steps, budgets=engine.MAX_BUDGETS):
+    monkeypatch.setattr(engine, "STEP_BUDGET", steps)
+    monkeypatch.setattr(engine, "STEP_BUDGET_PER_PATTERN", 0)
+    monkeypatch.setattr(engine, "MAX_BUDGETS", budgets)
+
+
 def test_step_budget_ends_an_unlimited_run(wide_kernel_iris, monkeypatch):
     X, y, gamma = wide_kernel_iris
-    monkeypatch.setattr(engine, "STEP_BUDGET", 500)
-    monkeypatch.setattr(engine, "STEP_BUDGET_PER_PATTERN", 0)
-    with pytest.warns(ConvergenceWarning, match="budget of 500 pattern steps"):
+    small_budget(monkeypatch, 500, budgets=1)  # libsvm's rule: one budget
+    with pytest.warns(
+        ConvergenceWarning, match=r"ran 1 budget\(s\) of 500 pattern steps, the most"
+    ):
         clf = InhibitorySVC(C=100.0, gamma=gamma, random_state=0).fit(X, y)
     assert 500 <= clf.n_steps_ < 500 + len(y)  # the epoch that crossed it ends the run
     assert clf.kkt_violation_ > clf.tol
+
+
+@pytest.mark.parametrize("Estimator, key", MACHINES[::3])  # the coupled machines
+def test_a_converging_run_goes_on_into_more_budgets(wide_kernel_iris, monkeypatch, Estimator, key):
+    """A third of the steps the run needs a budget: each halves the violation, so it goes on."""
+    X, y, gamma = wide_kernel_iris
+    small_budget(monkeypatch, 1500)
+    reference = FORMULATIONS[key].dual(Problem(X, y, C=100.0, kernel="rbf", gamma=gamma))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = Estimator(C=100.0, gamma=gamma, random_state=0).fit(X, y)
+    assert clf.n_steps_ > 2 * 1500
+    assert clf.kkt_violation_ <= clf.tol
+    assert clf.dual_objective_ == pytest.approx(reference.objective, rel=1e-4)
+
+
+def test_a_budget_that_does_not_halve_the_dual_gain_ends_the_run(wide_kernel_iris, monkeypatch):
+    """Budgets of 500 steps, early in the run: the second raises the dual objective by more than
+    half what the first did, and the run ends there."""
+    X, y, gamma = wide_kernel_iris
+    small_budget(monkeypatch, 500)
+    gains = (
+        r"ran 2 budget\(s\) of 500 pattern steps, and the dual objective rose by (\S+) over the "
+        r"last, against (\S+) over"
+    )
+    with pytest.warns(ConvergenceWarning, match=gains) as caught:
+        clf = LeeLinWahbaSVC(C=100.0, gamma=gamma, random_state=0).fit(X, y)
+    last, before = map(float, re.search(gains, str(caught[0].message)).groups())
+    assert engine.PROGRESS * before < last < before
+    assert 2 * 500 <= clf.n_steps_ < 2 * 500 + len(y)
+    assert clf.kkt_violation_ > clf.tol
+
+
+def test_budgets_are_at_most_max_budgets(wide_kernel_iris, monkeypatch):
+    X, y, gamma = wide_kernel_iris
+    small_budget(monkeypatch, 1000, budgets=2)
+    with pytest.warns(
+        ConvergenceWarning, match=r"ran 2 budget\(s\) of 1000 pattern steps, the most"
+    ):
+        clf = InhibitorySVC(C=100.0, gamma=gamma, random_state=0).fit(X, y)
+    assert 2 * 1000 <= clf.n_steps_ < 2 * 1000 + len(y)
 
 
 def test_step_budget_matches_libsvm():
@@ -139,3 +190,30 @@ def test_the_gap_is_not_called_a_bound_where_the_bias_did_not_settle(wide_kernel
     with pytest.warns(ConvergenceWarning, match="did not settle") as caught:
         model.fit(X, y)
     assert len(caught) == 1 and "not a bound, as the bias did not settle" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("Estimator, key", MACHINES)
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_dual_value_is_the_fit_dual_objective(wide_kernel_iris, Estimator, key, kernel):
+    """The budgets' measure of progress (``DecompositionSolver.dual_value``) from the engine's
+    outputs on either path equals the fitted dual objective, and the reference optimum's."""
+    X, y, gamma = wide_kernel_iris
+    clf = Estimator(C=10.0, kernel=kernel, gamma=gamma, tol=1e-6, random_state=0).fit(X, y)
+    L, y_index = clf.classes_.size, clf._y_index
+    c = clf._inhibition(L)
+    lin, free = clf._dual_terms(y_index, L)
+    hi = clf._upper_bounds(10.0, free)
+    solver = engine.DecompositionSolver(
+        clf._kind, c, lin, hi, y_index, tol=1e-6, max_iter=-1, shrinking=True, random_state=0
+    )
+    alpha = clf.dual_coef_
+    if kernel == "linear":
+        S = state_coef(clf._kind, alpha, y_index, c)
+        outputs = X @ engine.weights_of_state(X, S)
+    else:
+        outputs = clf._outputs(column_source(X, "rbf", gamma, 3, 0.0, 200), 0.0, alpha, y_index, c)
+    value = solver.dual_value(alpha, lambda: outputs)
+    assert value == pytest.approx(clf.dual_objective_, rel=1e-12)
+    problem = Problem(X, y, C=10.0, kernel=kernel, gamma=gamma)
+    assert value == pytest.approx(FORMULATIONS[key].dual(problem).objective, rel=1e-5)
+    assert solver.dual_value(np.zeros_like(alpha), lambda: 1 / 0) == 0.0  # alpha = 0: no outputs
