@@ -915,8 +915,9 @@ LINEAR_STEP_NS, METHOD_FIRST_EPOCHS = (2000.0, 4.0), 300
 # run that cannot end: max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN N) pattern steps (libsvm: 10^7 or
 # 100 l iterations, ``Solver::Solve``).  libsvm ends the run there; the epochs of the pattern-wise
 # engine go on into another budget while they converge, MAX_BUDGETS budgets at most: while each
-# budget raised the dual objective, by at most PROGRESS times what the one before it raised it
-# (a geometric series: a linear rate of convergence; ``DecompositionSolver._next_budget``).  The
+# budget after the second raised the dual objective, by at most PROGRESS times what the one
+# before it raised it (a geometric series: a linear rate of convergence; the second: by
+# anything; ``DecompositionSolver._next_budget``).  The
 # dual objective, not the largest KKT violation: that does not fall steadily (abalone's
 # inhibitory machine at C = 1000, gamma = scale / 10: 2.2e-3 after two budgets, 2.6e-3 after
 # three, 8.9e-4 half a budget later).  One-vs-all's class-by-class solver, the greedy selection,
@@ -1242,32 +1243,29 @@ class DecompositionSolver:
             self.messages,
         )
 
-    def dual_value(self, alpha, outputs) -> float:
+    def dual_value(self, alpha, U) -> float:
         """The dual objective lin . alpha - 1/2 <Z M, (K + offset) Z> at ``alpha``, from the
-        engine's outputs ``outputs()`` = (K + offset) [Z, Z 1] (``patterns.state_coef``)."""
-        if not alpha.any():
-            return 0.0
+        engine's outputs U = (K + offset) [Z, Z 1] (``patterns.state_coef``)."""
         Z, _ = dual_vectors(self.kind, alpha, self.y_index, self.c)
-        KB = outputs_of_state(outputs(), self.kind, self.c, alpha.shape[1])
+        KB = outputs_of_state(U, self.kind, self.c, alpha.shape[1])
         return float(np.sum(self.lin * alpha) - 0.5 * np.sum(Z * KB))
 
     def _next_budget(self, values, value) -> bool:
         """Whether a run of max_iter=-1 at a budget's end goes on into another (PROGRESS), given
-        the dual objective at its start and each earlier budget's end, and now ``value``."""
+        the dual objective at each earlier budget's end, and now ``value``."""
         values.append(value)
-        gains = np.diff(values)
-        budgets = gains.size
+        budgets, gains = len(values), np.diff(values)
         if budgets >= MAX_BUDGETS:
             self.budget_end = (
                 f"max_iter=-1 ran {budgets} budget(s) of {self.budget_size:.0f} pattern steps, "
                 "the most it takes (MAX_BUDGETS)"
             )
-        elif gains[-1] <= 0.0 or (budgets > 1 and gains[-1] > PROGRESS * gains[-2]):
-            last = "" if budgets == 1 else f", against {gains[-2]:.2e} over the one before"
+        elif budgets > 1 and (gains[-1] <= 0.0 or budgets > 2 and gains[-1] > PROGRESS * gains[-2]):
+            before = "" if budgets == 2 else f", against {gains[-2]:.2e} over the one before"
             self.budget_end = (
-                f"max_iter=-1 ran {budgets} budget(s) of {self.budget_size:.0f} pattern steps, "
-                f"and the dual objective rose by {gains[-1]:.2e} over the last{last}: the run "
-                "was not converging"
+                f"max_iter=-1 ran {budgets} budgets of {self.budget_size:.0f} pattern steps, and "
+                f"the dual objective rose by {gains[-1]:.2e} over the last{before}: the run was "
+                "not converging"
             )
         else:
             self.budget += self.budget_size
@@ -1316,7 +1314,7 @@ class DecompositionSolver:
         # One seed for the run, the generator continued between calls (-1): the visiting order
         # does not depend on how the epochs are chunked (verbose, stop, polish).
         seed = self.rng.randint(np.iinfo(np.int32).max)
-        values = [value()] if value is not None and self.more_budgets else None
+        values = [] if value is not None and self.more_budgets else None  # (at budgets' ends)
         self.budget_end = None
         while n_iter < self.epochs:
             n = min(chunk, self.epochs - n_iter)
@@ -1497,7 +1495,7 @@ class DecompositionSolver:
 
         skip, _, pairs = KERNEL_PATH
         path = (skip, relaxation(source, self.offset, kdiag), pairs)
-        common = dict(compact=compact, value=lambda: self.dual_value(alpha, lambda: U))
+        common = dict(compact=compact, value=lambda: self.dual_value(alpha, U))
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
             return self._run(epochs, N, path, **common)
@@ -1685,7 +1683,7 @@ class DecompositionSolver:
                 return newton.step(alpha, patterns, Wt, w0)
 
         def value():
-            return self.dual_value(alpha, lambda: np.asarray(data.X @ W) + w0)
+            return self.dual_value(alpha, np.asarray(data.X @ W) + w0)
 
         def run():
             # No Newton steps in a run that a stop test ends early (MProt's partial static
