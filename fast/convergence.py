@@ -51,10 +51,12 @@ class FitWarnings:
         self.run.clear()
         return self.run
 
-    def warn(self, gap: float) -> None:
-        """One ConvergenceWarning with every distinct reason and the relative duality gap, which
-        bounds how far the objective is from the optimum -- unless the bias did not settle (the
-        dual value is a bound only where the bias condition holds)."""
+    def warn(self, gap: float, violation: float) -> None:
+        """One ConvergenceWarning with every distinct reason, the fit's KKT violation (its
+        ``kkt_violation_``: the reasons quote their runs' own tests, which a recheck from the
+        dual variables may revise) and the relative duality gap, which bounds how far the
+        objective is from the optimum -- unless the bias did not settle (the dual value is a
+        bound only where the bias condition holds)."""
         messages = self.run + self.bias + self.other
         if not messages:
             return
@@ -64,8 +66,8 @@ class FitWarnings:
             else "its objective is within that fraction of the optimum's"
         )
         warnings.warn(
-            " ".join(dict.fromkeys(messages)) + f" The fit's relative duality gap is {gap:.1e}: "
-            f"{meaning}.",
+            " ".join(dict.fromkeys(messages)) + f" The fit's KKT violation is {violation:.2e} "
+            f"(kkt_violation_), and its relative duality gap is {gap:.1e}: {meaning}.",
             ConvergenceWarning,
             stacklevel=caller_stacklevel(),
         )

@@ -1239,7 +1239,8 @@ class DecompositionSolver:
         else:
             why = f"max_iter={self.max_iter} epochs were run; increase max_iter"
         convergence_warning(
-            f"The solver stopped with a KKT violation of {worst:.2e} > tol={self.tol:g}: {why}.",
+            f"The solver stopped with a KKT violation of {worst:.2e} > tol={self.tol:g} by its own "
+            f"test: {why}.",
             self.messages,
         )
 

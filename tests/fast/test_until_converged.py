@@ -178,6 +178,7 @@ def test_an_unconverged_fit_warns_once_with_its_gap_at_the_callers_line(wide_ker
     assert len(found) == 1, [str(w.message) for w in found]
     text = str(found[0].message)
     assert f"relative duality gap is {model.relative_gap_:.1e}" in text
+    assert f"KKT violation is {model.kkt_violation_:.2e} (kkt_violation_)" in text
     assert model.relative_gap_ > 0.0 and text.count("stopped") == 1
     assert found[0].filename == __file__
 
