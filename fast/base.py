@@ -33,6 +33,7 @@ from msvm.core.validation import (
 from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
+    MAX_BUDGETS,
     DecompositionSolver,
     LinearData,
     epoch_limit,
@@ -344,8 +345,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             lin = biased_terms(self._kind, lin0, free, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
             solver.messages = unconverged.new_run()
-            if limits is not None:
+            if limits is not None:  # (a refresh: what is left, at most MAX_BUDGETS budgets)
                 solver.epochs, solver.budget = limits
+                solver.more_budgets = False
             if linear:
                 iters, violation = solver.solve_linear(data, alpha, W, w0)
             else:
@@ -360,7 +362,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         # The state recomputed from alpha where rounding may have moved it (DRIFT_SHARE), at the
         # bias of the last run (augmented_lagrangian returns the next one); where the run had
         # ended by its own test and the recomputed violation exceeds tol, the epochs go on from
-        # there within what is left of max_iter and the step budget (the pattern-wise engine).
+        # there within what is left of max_iter and of MAX_BUDGETS step budgets (the pattern-wise
+        # engine).
         lin = biased_terms(self._kind, lin0, free, last_bias, y_index)
         claimed, steps = violation, n_steps
         for refresh in range(REFRESHES + 1):
@@ -378,7 +381,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             if exact <= self.tol or claimed > self.tol or refresh == REFRESHES:
                 break  # (claimed > tol: max_iter or the step budget ended the run)
             epochs_left = epoch_limit(self.max_iter) - n_iter
-            steps_left = step_budget(self.max_iter, y_index.size) - n_steps
+            steps_left = MAX_BUDGETS * step_budget(self.max_iter, y_index.size) - n_steps
             if self.solver != "dcd" or epochs_left <= 0 or steps_left <= 0:
                 break
             before = n_steps

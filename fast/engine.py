@@ -914,15 +914,17 @@ LINEAR_STEP_NS, METHOD_FIRST_EPOCHS = (2000.0, 4.0), 300
 # max_iter=-1 runs until converged, as libsvm's does, in budgets of libsvm's own guard against a
 # run that cannot end: max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN N) pattern steps (libsvm: 10^7 or
 # 100 l iterations, ``Solver::Solve``).  libsvm ends the run there; the epochs of the pattern-wise
-# engine go on into another budget while they converge, MAX_BUDGETS budgets at most: while each
-# budget after the second raised the dual objective, by at most PROGRESS times what the one
-# before it raised it (a geometric series: a linear rate of convergence; the second: by
-# anything; ``DecompositionSolver._next_budget``).  The
-# dual objective, not the largest KKT violation: that does not fall steadily (abalone's
-# inhibitory machine at C = 1000, gamma = scale / 10: 2.2e-3 after two budgets, 2.6e-3 after
-# three, 8.9e-4 half a budget later).  One-vs-all's class-by-class solver, the greedy selection,
-# ISVM's Algorithms 1 and 2 (``smo``), MProt's paper optimisers and the leave-one-out folds keep
-# the one budget.
+# engine go on into another budget while they converge (``DecompositionSolver._next_budget``): at
+# a budget's end the outputs kept by increments are recomputed from the dual variables, and the
+# run goes on while the last budget raised the dual objective, at most PROGRESS times as fast a
+# step as the budget before it did (the first: any rise), rounding moved the outputs by at most
+# tol over it (more would make the run's own test unreliable at tol: iris times 10 000 as a
+# linear Gram matrix), and MAX_BUDGETS budgets were not spent.  The dual objective, not the
+# largest KKT violation: that does not fall steadily (abalone's inhibitory machine at C = 1000,
+# gamma = scale / 10: 2.2e-3 after two budgets, 2.6e-3 after three, 8.9e-4 half a budget
+# later).  One-vs-all's class-by-class solver, the greedy selection, ISVM's Algorithms 1 and 2
+# (``smo``), MProt's paper optimisers, the leave-one-out folds from the full solution and the
+# subsample start (``_seed``) keep the one budget.
 # Whatever max_iter is, a run also ends when STALL_EPOCHS epochs in a row are stuck: they took no
 # step although a pattern's violation was above the step threshold, so its exact step was zero
 # in floating point, and more epochs would only repeat that.
@@ -1014,7 +1016,8 @@ def new_schedule(tol, skip_floor, path, steps_left):
 
 @nb.njit(cache=True)
 def out_of_steps(schedule, steps, worst, skip):
-    """Charge an epoch's steps to the schedule; True when the run must end: the step budget is
+    """Charge an epoch's steps to the schedule; True when the run must end (for max_iter=-1:
+    or go on into another budget, ``DecompositionSolver._next_budget``): the step budget is
     spent, or STALL_EPOCHS epochs in a row were stuck -- no step taken although the largest
     violation ``worst`` was above the step threshold ``skip`` (the caller checked convergence)."""
     schedule[STEPS_LEFT] -= steps
@@ -1024,7 +1027,8 @@ def out_of_steps(schedule, steps, worst, skip):
 
 @nb.njit(cache=True)
 def exhausted(schedule):
-    """Whether the run must end short of tol: its step budget is spent or it is stuck."""
+    """Whether the run must end short of tol (or, for max_iter=-1, may go on into another
+    budget): its step budget is spent or it is stuck."""
     return schedule[STEPS_LEFT] <= 0.0 or schedule[IDLE] >= STALL_EPOCHS
 
 
@@ -1251,30 +1255,65 @@ class DecompositionSolver:
         KB = outputs_of_state(U, self.kind, self.c, alpha.shape[1])
         return float(np.sum(self.lin * alpha) - 0.5 * np.sum(Z * KB))
 
-    def _next_budget(self, values, value) -> bool:
-        """Whether a run of max_iter=-1 at a budget's end goes on into another (PROGRESS), given
-        the dual objective at each earlier budget's end, and now ``value``."""
-        values.append(value)
-        budgets, gains = len(values), np.diff(values)
-        if budgets >= MAX_BUDGETS:
-            self.budget_end = (
-                f"max_iter=-1 ran {budgets} budget(s) of {self.budget_size:.0f} pattern steps, "
-                "the most it takes (MAX_BUDGETS)"
+    def weights_dual_value(self, alpha, W, w0) -> float:
+        """``dual_value`` from the weights W = X^T [Z, Z 1] and w0 = offset 1^T [Z, Z 1] of the
+        linear path, without the outputs X W + w0: <Z M, X X^T Z> = <X^T Z, X^T Z M>, and the
+        offset's part is <w0_Z, w0_B> / offset."""
+        L = alpha.shape[1]
+        quadratic = np.sum(W[:, :L] * outputs_of_state(W, self.kind, self.c, L))
+        if self.offset > 0.0:
+            w0 = w0.reshape(1, -1)
+            quadratic += (
+                np.sum(w0[:, :L] * outputs_of_state(w0, self.kind, self.c, L)) / self.offset
             )
-        elif budgets > 1 and (gains[-1] <= 0.0 or budgets > 2 and gains[-1] > PROGRESS * gains[-2]):
-            before = "" if budgets == 2 else f", against {gains[-2]:.2e} over the one before"
-            self.budget_end = (
-                f"max_iter=-1 ran {budgets} budgets of {self.budget_size:.0f} pattern steps, and "
-                f"the dual objective rose by {gains[-1]:.2e} over the last{before}: the run was "
-                "not converging"
+        return float(np.sum(self.lin * alpha) - 0.5 * quadratic)
+
+    def _next_budget(self, values, value, exact) -> bool:
+        """Whether a run of max_iter=-1 at a budget's end goes on into another (PROGRESS); True
+        moves the budget's end a budget on from here.  ``values`` holds (steps, dual objective)
+        at the run's start and each earlier budget's end; ``exact()`` recomputes the outputs kept
+        by increments from the dual variables and returns how far they had drifted, ``value()``
+        the dual objective."""
+        drift = exact()
+        values.append((self.n_steps, value()))
+        (s0, v0), (s1, v1) = values[-2:]
+        budgets = (s1 - values[0][0]) / self.budget_size
+        rate = (v1 - v0) / max(s1 - s0, 1)
+        if drift > self.tol:
+            why = (
+                f"rounding had moved the outputs it keeps by increments by {drift:.1e} over the "
+                "last, so its own test cannot be trusted at tol (rescale the features or kernel)"
+            )
+        elif budgets >= MAX_BUDGETS:
+            why = "the most it takes (MAX_BUDGETS)"
+        elif v1 <= v0:
+            why = f"the last did not raise the dual objective (it changed by {v1 - v0:.2e})"
+        elif len(values) > 2 and rate > PROGRESS * (v0 - values[-3][1]) / max(
+            s0 - values[-3][0], 1
+        ):
+            why = (
+                f"the last raised the dual objective by {v1 - v0:.2e}, at more than {PROGRESS:g} "
+                "times the rate a step of the one before did: the run was not converging"
             )
         else:
-            self.budget += self.budget_size
+            self.budget = self.n_steps + self.budget_size
             return True
+        self.budget_end = (
+            f"max_iter=-1 ran {budgets:.1f} budgets of {self.budget_size:.0f} pattern steps, {why}"
+        )
         return False
 
     def _run(
-        self, epochs, n_patterns, path, polish=None, every=1, compact=None, tested=False, value=None
+        self,
+        epochs,
+        n_patterns,
+        path,
+        polish=None,
+        every=1,
+        compact=None,
+        tested=False,
+        value=None,
+        exact=None,
     ):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
@@ -1315,7 +1354,9 @@ class DecompositionSolver:
         # One seed for the run, the generator continued between calls (-1): the visiting order
         # does not depend on how the epochs are chunked (verbose, stop, polish).
         seed = self.rng.randint(np.iinfo(np.int32).max)
-        values = [] if value is not None and self.more_budgets else None  # (at budgets' ends)
+        values = None  # (steps, dual objective) at the start and each budget's end (_next_budget)
+        if value is not None and self.more_budgets:
+            values = [(self.n_steps, value())]
         self.budget_end = None
         while n_iter < self.epochs:
             n = min(chunk, self.epochs - n_iter)
@@ -1331,8 +1372,8 @@ class DecompositionSolver:
                 return n_iter, worst
             if exhausted(schedule):
                 if values is not None and schedule[IDLE] < STALL_EPOCHS:
-                    if self._next_budget(values, value()):
-                        schedule[STEPS_LEFT] += self.budget_size
+                    if self._next_budget(values, value, exact):
+                        schedule[STEPS_LEFT] = self.budget - self.n_steps
                         continue
                 break
             small = compact is not None and n_active <= compact.at
@@ -1496,7 +1537,16 @@ class DecompositionSolver:
 
         skip, _, pairs = KERNEL_PATH
         path = (skip, relaxation(source, self.offset, kdiag), pairs)
-        common = dict(compact=compact, value=lambda: self.dual_value(alpha, U))
+
+        def exact():  # U recomputed from alpha: how far it had drifted
+            S = state_coef(self.kind, alpha, self.y_index, self.c)
+            fresh, rows = np.zeros(U.shape, order="F"), np.flatnonzero(np.any(S != 0, axis=1))
+            outputs_from_coef(source, self.offset, S, rows, fresh)
+            drift = float(np.abs(U - fresh).max(initial=0.0))
+            U[:] = fresh
+            return drift
+
+        common = dict(compact=compact, value=lambda: self.dual_value(alpha, U), exact=exact)
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
             return self._run(epochs, N, path, **common)
@@ -1588,6 +1638,7 @@ class DecompositionSolver:
             offset=self.offset,
         )
         seed_solver.warn = False  # a start, not an answer: its max_iter is not the user's concern
+        seed_solver.more_budgets = False
         W_sub, w0_sub = np.zeros(W.shape, order="F"), np.zeros_like(w0)
         seed_solver.solve_linear(LinearData(data.subset(sub)), np.zeros((sub.size, L)), W_sub,
                                  w0_sub)  # fmt: skip
@@ -1683,17 +1734,22 @@ class DecompositionSolver:
             with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
                 return newton.step(alpha, patterns, Wt, w0)
 
-        def value():
-            return self.dual_value(alpha, np.asarray(data.X @ W) + w0)
+        def exact():  # W and w0 recomputed from alpha: how far the outputs X W + w0 had drifted
+            S = state_coef(self.kind, alpha, self.y_index, self.c)
+            fresh, fresh0 = weights_of_state(data.X, S), self.offset * S.sum(axis=0)
+            drift = float(np.abs(np.asarray(data.X @ (W - fresh)) + (w0 - fresh0)).max())
+            W[:], w0[:] = fresh, fresh0
+            return drift
+
+        hooks = dict(value=lambda: self.weights_dual_value(alpha, W, w0), exact=exact)
 
         def run():
             # No Newton steps in a run that a stop test ends early (MProt's partial static
             # steps, tens of epochs): there they measured 1.1-1.4x slower (NOTES, stop 22).
             if not FACE_NEWTON or self.stop is not None:
                 tested = runner is not linear_epochs
-                return self._run(epochs, alpha.shape[0], LINEAR_PATH, tested=tested, value=value)
-            return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period,
-                             value=value)  # fmt: skip
+                return self._run(epochs, alpha.shape[0], LINEAR_PATH, tested=tested, **hooks)
+            return self._run(epochs, alpha.shape[0], LINEAR_PATH, polish, newton.period, **hooks)
 
         hand_over = proximal and not started and self.stop is None
         if not hand_over or self.epochs <= ssnal.RESCUE_EPOCHS:
