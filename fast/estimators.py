@@ -42,9 +42,10 @@ _DOC_PARAMETERS = """
         Epochs: passes over the active patterns (a pass over a shrunk set counts as one, as in
         LIBLINEAR), or over the variables for smo/sgd.  -1 (as in SVC): until converged, in
         budgets of libsvm's guard of max(10^7, 100 n_samples) steps: libsvm stops after one,
-        the pattern-wise engine (dcd) goes on into another while the last raised the dual by at
-        most half what the one before did (a linear rate), ten budgets at most.  Any run also
-        ends, with a ConvergenceWarning, when three epochs in a row can take no step.
+        the pattern-wise engine (dcd) goes on into another while the last raised the dual
+        objective (from the second on, at most half as fast a step as the one before), rounding
+        moved its outputs by at most tol, and ten budgets were not spent.  Any run also ends,
+        with a ConvergenceWarning, when three epochs in a row can take no step.
     shrinking : bool, default=True
         Set aside variables that sit at a bound with the gradient pointing out (a pattern when
         none is left), as LIBLINEAR's Crammer-Singer solver does; everything is re-checked

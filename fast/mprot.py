@@ -351,7 +351,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         this many epochs, and the assignment step follows from wherever it ended (valid from
         any alpha; no ConvergenceWarning) -- but for the greedy update, whose path must not rise:
         it ends at a step without descent.  -1 runs each until the test is met or it converges
-        (Figure 11 as printed; libsvm's step budget still applies).  Steps on scaled data take
+        (Figure 11 as printed; the engine's step budgets still apply).  Steps on scaled data take
         tens to hundreds of epochs and never reach 2000; on badly scaled data they crawl (one
         step on raw wine: 5e5 epochs), and the limit trades some of the annealing's descent
         for time: raw wine 5.3 s against 67 s (primal 2.16 against 2.05, the same test error),
@@ -372,8 +372,9 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         step costs O(d L q), not a kernel column's O(N L q)); any other on kernel columns.
     C, tol, max_iter, shrinking, cache_size, random_state, verbose, class_weight : as for
         CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, or the
-        sweeps of MProt's optimisers; -1, the default, runs each until converged within
-        libsvm's step budget; the annealing's partial steps end earlier, see
+        sweeps of MProt's optimisers; -1, the default, runs each until converged, in the
+        engine's step budgets (libsvm's one for MProt's optimisers); the annealing's partial
+        steps end earlier, see
         ``partial_max_iter``, and only the final step warns if it ends above tol);
         ``random_state`` seeds the initial assignment, the annealing
         draws and the visiting order.  With ``fit``'s ``sample_weight``, pattern i's slack xi_i

@@ -5,10 +5,12 @@ steps alone needed 4 500 - 10 000 epochs -- more than the old default max_iter=1
 those fits used to stop with a ConvergenceWarning short of the optimum.
 """
 
+import re
 import warnings
 
 import numpy as np
 import pytest
+from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
@@ -228,7 +230,27 @@ def test_dual_value_is_the_fit_dual_objective(wide_kernel_iris, Estimator, key, 
         solver.offset = 2.5
         with_offset = solver.dual_value(alpha, outputs + 2.5 * S.sum(axis=0))
         assert solver.weights_dual_value(alpha, W, 2.5 * S.sum(axis=0)) == pytest.approx(
-            with_offset, rel=1e-10  # (two summation orders of terms up to ~1e3)
+            with_offset,
+            rel=1e-10,  # (two summation orders of terms up to ~1e3)
         )
     problem = Problem(X, y, C=10.0, kernel=kernel, gamma=gamma)
     assert value == pytest.approx(FORMULATIONS[key].dual(problem).objective, rel=1e-5)
+
+
+def test_rounding_that_moves_the_outputs_by_tol_ends_the_run(monkeypatch):
+    """Iris times 10 000 as a linear Gram matrix (outputs ~1e12, each update rounding them by
+    ~3e-4): the outputs recomputed from the dual variables at the budget's end differ from those
+    kept by increments by more than tol, so the run's own test cannot be trusted there and more
+    budgets would only drift further (the reviewed code went on: 2x the time, a 20x larger
+    violation)."""
+    X, y = load_iris(return_X_y=True)
+    G = (X * 1e4) @ (X * 1e4).T
+    small_budget(monkeypatch, 20_000)
+    drift = (
+        r"ran 1\.\d budgets of 20000 pattern steps, rounding had moved the outputs it keeps by "
+        r"increments by (\S+) over"
+    )
+    with pytest.warns(ConvergenceWarning, match=drift) as caught:
+        clf = InhibitorySVC(kernel="precomputed", random_state=0).fit(G, y)
+    assert float(re.search(drift, str(caught[0].message)).group(1)) > clf.tol
+    assert 20_000 <= clf.n_steps_ < 20_000 + len(y)
