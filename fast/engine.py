@@ -1281,8 +1281,8 @@ class DecompositionSolver:
         rate = (v1 - v0) / max(s1 - s0, 1)
         if drift > self.tol:
             why = (
-                f"rounding had moved the outputs it keeps by increments by {drift:.1e} over the "
-                "last, so its own test cannot be trusted at tol (rescale the features or kernel)"
+                f"rounding in its increments had moved its outputs by {drift:.1e} over the last, "
+                "so its own test cannot be trusted at tol (rescale the features or kernel)"
             )
         elif budgets >= MAX_BUDGETS:
             why = "the most it takes (MAX_BUDGETS)"

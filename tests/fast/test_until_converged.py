@@ -1,4 +1,5 @@
-"""max_iter=-1 (the default): runs until converged, within libsvm's step budget and a stall guard.
+"""max_iter=-1 (the default): runs until converged, in libsvm's step budgets while converging,
+with a stall guard.
 
 The case: 60 iris points with a wide RBF kernel (gamma = scale / 10) at C = 100, where pattern
 steps alone needed 4 500 - 10 000 epochs -- more than the old default max_iter=1000 allowed, so
@@ -247,8 +248,8 @@ def test_rounding_that_moves_the_outputs_by_tol_ends_the_run(monkeypatch):
     G = (X * 1e4) @ (X * 1e4).T
     small_budget(monkeypatch, 20_000)
     drift = (
-        r"ran 1\.\d budgets of 20000 pattern steps, rounding had moved the outputs it keeps by "
-        r"increments by (\S+) over"
+        r"ran 1\.\d budgets of 20000 pattern steps, rounding in its increments had moved its "
+        r"outputs by (\S+) over"
     )
     with pytest.warns(ConvergenceWarning, match=drift) as caught:
         clf = InhibitorySVC(kernel="precomputed", random_state=0).fit(G, y)
