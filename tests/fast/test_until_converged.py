@@ -22,6 +22,7 @@ from msvm.fast import (
     MultiPrototypeSVC,
     SimplexSVC,
     WestonWatkinsSVC,
+    base,
     engine,
     intercept,
 )
@@ -255,3 +256,27 @@ def test_rounding_that_moves_the_outputs_by_tol_ends_the_run(monkeypatch):
         clf = InhibitorySVC(kernel="precomputed", random_state=0).fit(G, y)
     assert float(re.search(drift, str(caught[0].message)).group(1)) > clf.tol
     assert 20_000 <= clf.n_steps_ < 20_000 + len(y)
+
+
+def test_a_run_of_several_budgets_is_refreshed_after_a_drifted_recheck(
+    wide_kernel_iris, monkeypatch
+):
+    """The recheck from the dual variables (simulated here: its first result reported as 2 tol,
+    as rounding drift would) sends a run that ended by its own test back to the epochs; a run
+    that took three budgets to converge had no steps left for that (one budget), and warned."""
+    X, y, gamma = wide_kernel_iris
+    small_budget(monkeypatch, 1500)
+    monkeypatch.setattr(base, "DRIFT_SHARE", 0.0)  # recheck every fit
+    recheck, calls = base.BaseMulticlassSVC._recheck_state, []
+
+    def drifted(self, *args):
+        state, exact, rounding = recheck(self, *args)
+        calls.append(exact)
+        return state, (2 * self.tol if len(calls) == 1 else exact), rounding
+
+    monkeypatch.setattr(base.BaseMulticlassSVC, "_recheck_state", drifted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = InhibitorySVC(C=100.0, gamma=gamma, random_state=0).fit(X, y)
+    assert len(calls) == 2 and clf.n_steps_ > 2 * 1500
+    assert clf.kkt_violation_ <= clf.tol
