@@ -1276,9 +1276,10 @@ class DecompositionSolver:
         the dual objective."""
         drift = exact()
         values.append((self.n_steps, value()))
-        (s0, v0), (s1, v1) = values[-2:]
-        budgets = (s1 - values[0][0]) / self.budget_size
-        rate = (v1 - v0) / max(s1 - s0, 1)
+        steps, duals = np.array(values[-3:]).T
+        gains = np.diff(duals)
+        rates = gains / np.maximum(np.diff(steps), 1.0)  # over the last (two) budgets, a step
+        budgets = (self.n_steps - values[0][0]) / self.budget_size
         if drift > self.tol:
             why = (
                 f"rounding in its increments had moved its outputs by {drift:.1e} over the last, "
@@ -1286,13 +1287,11 @@ class DecompositionSolver:
             )
         elif budgets >= MAX_BUDGETS:
             why = "the most it takes (MAX_BUDGETS)"
-        elif v1 <= v0:
-            why = f"the last did not raise the dual objective (it changed by {v1 - v0:.2e})"
-        elif len(values) > 2 and rate > PROGRESS * (v0 - values[-3][1]) / max(
-            s0 - values[-3][0], 1
-        ):
+        elif gains[-1] <= 0.0:
+            why = f"the last did not raise the dual objective (it changed by {gains[-1]:.2e})"
+        elif rates.size == 2 and rates[1] > PROGRESS * rates[0]:
             why = (
-                f"the last raised the dual objective by {v1 - v0:.2e}, at more than {PROGRESS:g} "
+                f"the last raised the dual objective by {gains[-1]:.2e}, at more than {PROGRESS:g} "
                 "times the rate a step of the one before did: the run was not converging"
             )
         else:
