@@ -37,18 +37,18 @@ from msvm.fast.engine import (
     DecompositionSolver,
     LinearData,
     epoch_limit,
-    outputs_from_coef,
+    state_outputs,
+    state_weights,
     step_budget,
-    weights_of_state,
 )
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_slots, column_source, kernel_diagonal, precomputed_source
 from msvm.fast.patterns import (
     biased_terms,
+    dual_value,
     dual_vectors,
     outputs_of_state,
     separable,
-    state_coef,
 )
 from msvm.fast.smo import SingleVariableSolver
 from msvm.fast.ssnal import kkt_violation
@@ -175,11 +175,6 @@ def expected_failed_checks(estimator) -> dict:
             "passes, an expected failure that may pass)."
         )
     return expected
-
-
-def dual_value(lin0, alpha, norm_sq: float) -> float:
-    """The canonical dual sum lin alpha - 1/2 ||w||^2 at ``alpha``."""
-    return float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
 
 
 def relative_gap(primal: float, dual: float) -> float:
@@ -320,8 +315,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if linear:
             data = LinearData(X)
             check_fit_scale(float(data.sq_norms.max()) + rho, hi, L)
-            S = state_coef(self._kind, alpha, y_index, c)
-            W, w0 = np.asfortranarray(weights_of_state(data.X, S)), rho * S.sum(axis=0)
+            W, w0 = state_weights(self._kind, c, data.X, rho, alpha, y_index)
         else:
             source = (
                 precomputed_source(X)
@@ -464,8 +458,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         if not steps * rounding > DRIFT_SHARE * self.tol:
             return state, None, rounding
         if linear:
-            S = state_coef(self._kind, alpha, y_index, c)
-            W, w0 = np.asfortranarray(weights_of_state(data.X, S)), rho * S.sum(axis=0)
+            W, w0 = state_weights(self._kind, c, data.X, rho, alpha, y_index)
             state, outputs = (data, W, w0), np.asarray(data.X @ W) + w0
         else:
             outputs = self._outputs(source, rho, alpha, y_index, c)
@@ -525,13 +518,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return max(diag, 1.0 / (C * X.shape[0]))
 
     def _outputs(self, source, rho, alpha, y_index, c):
-        """The engine's outputs (K + rho 11^T) [Z, Z 1] (``patterns.state_coef``)."""
-        S = state_coef(self._kind, alpha, y_index, c)
-        U = np.zeros(S.shape, order="F")  # column-major: see engine.add_column
-        rows = np.flatnonzero(np.any(S != 0, axis=1))
-        if rows.size:
-            outputs_from_coef(source, rho, S, rows, U)
-        return U
+        """The engine's outputs (K + rho 11^T) [Z, Z 1] (``engine.state_outputs``)."""
+        return state_outputs(self._kind, c, source, rho, alpha, y_index)
 
     def _make_solver(self, c, lin, hi, y_index, rho):
         common = dict(tol=self.tol, max_iter=self.max_iter, random_state=self.random_state)

@@ -84,6 +84,7 @@ from msvm.fast.patterns import (
     activate_row,
     box_rank_one,
     budget_rank_one,
+    dual_value,
     dual_vectors,
     gather_row,
     hessian_structure,
@@ -1131,6 +1132,22 @@ def weights_of_state(X, S) -> np.ndarray:
         return np.asarray(X.T @ S)
 
 
+def state_weights(kind, c, X, offset, alpha, y_index):
+    """The explicit-weights path's state at ``alpha``: W = X^T S (Fortran order) and
+    w0 = offset 1^T S, S = ``patterns.state_coef``."""
+    S = state_coef(kind, alpha, y_index, c)
+    return np.asfortranarray(weights_of_state(X, S)), offset * S.sum(axis=0)
+
+
+def state_outputs(kind, c, source, offset, alpha, y_index):
+    """The kernel path's state at ``alpha``: U = (K + offset 11^T) S in Fortran order (see
+    ``add_column``), S = ``patterns.state_coef``, from the columns of the patterns with S != 0."""
+    S = state_coef(kind, alpha, y_index, c)
+    U = np.zeros(S.shape, order="F")
+    outputs_from_coef(source, offset, S, np.flatnonzero(np.any(S != 0, axis=1)), U)
+    return U
+
+
 class LinearData:
     """Dense or CSR training data for the explicit-weights path, with its squared row norms."""
 
@@ -1252,8 +1269,9 @@ class DecompositionSolver:
         """The dual objective lin . alpha - 1/2 <Z M, (K + offset) Z> at ``alpha``, from the
         engine's outputs U = (K + offset) [Z, Z 1] (``patterns.state_coef``)."""
         Z, _ = dual_vectors(self.kind, alpha, self.y_index, self.c)
-        KB = outputs_of_state(U, self.kind, self.c, alpha.shape[1])
-        return float(np.sum(self.lin * alpha) - 0.5 * np.sum(Z * KB))
+        return dual_value(
+            self.lin, alpha, np.sum(Z * outputs_of_state(U, self.kind, self.c, alpha.shape[1]))
+        )
 
     def weights_dual_value(self, alpha, W, w0) -> float:
         """``dual_value`` from the weights W = X^T [Z, Z 1] and w0 = offset 1^T [Z, Z 1] of the
@@ -1266,7 +1284,7 @@ class DecompositionSolver:
             quadratic += (
                 np.sum(w0[:, :L] * outputs_of_state(w0, self.kind, self.c, L)) / self.offset
             )
-        return float(np.sum(self.lin * alpha) - 0.5 * quadratic)
+        return dual_value(self.lin, alpha, quadratic)
 
     def _next_budget(self, values, value, exact) -> bool:
         """Whether a run of max_iter=-1 at a budget's end goes on into another (PROGRESS); True
@@ -1538,9 +1556,7 @@ class DecompositionSolver:
         path = (skip, relaxation(source, self.offset, kdiag), pairs)
 
         def exact():  # U recomputed from alpha: how far it had drifted
-            S = state_coef(self.kind, alpha, self.y_index, self.c)
-            fresh, rows = np.zeros(U.shape, order="F"), np.flatnonzero(np.any(S != 0, axis=1))
-            outputs_from_coef(source, self.offset, S, rows, fresh)
+            fresh = state_outputs(self.kind, self.c, source, self.offset, alpha, self.y_index)
             drift = float(np.abs(U - fresh).max(initial=0.0))
             U[:] = fresh
             return drift
@@ -1647,9 +1663,7 @@ class DecompositionSolver:
         KB = outputs_of_state(F_sub + w0_sub, self.kind, self.c, L)
         gradient = self.lin - pattern_transpose(self.kind, KB, self.y_index)
         alpha[:] = np.where(gradient > 0.0, self.hi, 0.0)
-        S = state_coef(self.kind, alpha, self.y_index, self.c)
-        W[:] = weights_of_state(data.X, S)
-        w0[:] = self.offset * S.sum(axis=0)
+        W[:], w0[:] = state_weights(self.kind, self.c, data.X, self.offset, alpha, self.y_index)
 
     def _proximal_method(self, data: LinearData, alpha, W, w0):
         """Run the semismooth Newton augmented Lagrangian method (``msvm.fast.ssnal``) from
@@ -1661,9 +1675,7 @@ class DecompositionSolver:
         method.run(alpha)
         outer, newton = self.proximal_steps
         self.proximal_steps = (outer + method.outer_steps, newton + method.newton_steps)
-        S = state_coef(self.kind, alpha, self.y_index, self.c)
-        W[:] = weights_of_state(data.X, S)
-        w0[:] = self.offset * S.sum(axis=0)
+        W[:], w0[:] = state_weights(self.kind, self.c, data.X, self.offset, alpha, self.y_index)
 
     def _proximal_applies(self, data: LinearData) -> bool:
         return PROXIMAL_START and ssnal.applies(self.kind, self.hi, data.X, self._width(data))
@@ -1734,8 +1746,8 @@ class DecompositionSolver:
                 return newton.step(alpha, patterns, Wt, w0)
 
         def exact():  # W and w0 recomputed from alpha: how far the outputs X W + w0 had drifted
-            S = state_coef(self.kind, alpha, self.y_index, self.c)
-            fresh, fresh0 = weights_of_state(data.X, S), self.offset * S.sum(axis=0)
+            fresh, fresh0 = state_weights(self.kind, self.c, data.X, self.offset, alpha,
+                                          self.y_index)  # fmt: skip
             drift = float(np.abs(np.asarray(data.X @ (W - fresh)) + (w0 - fresh0)).max())
             W[:], w0[:] = fresh, fresh0
             return drift

@@ -426,6 +426,11 @@ def dual_vectors(kind: int, alpha: np.ndarray, y_index: np.ndarray, c: float):
     return Z, B
 
 
+def dual_value(lin0, alpha, norm_sq: float) -> float:
+    """The canonical dual sum lin alpha - 1/2 ||w||^2 at ``alpha``."""
+    return float(np.sum(lin0 * alpha) - 0.5 * norm_sq)
+
+
 def pattern_transpose(kind: int, V: np.ndarray, y_index: np.ndarray) -> np.ndarray:
     """Row i of the result is S_i^T v_i (numpy, every row at once): the dual gradient is
     lin - pattern_transpose(K B)."""
