@@ -33,13 +33,13 @@ from msvm.core.validation import (
 from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
-    MAX_BUDGETS,
     DecompositionSolver,
     LinearData,
     epoch_limit,
+    fit_limits_spent,
+    fit_step_limit,
     state_outputs,
     state_weights,
-    step_budget,
 )
 from msvm.fast.intercept import augmented_lagrangian, canonical_bias, centre_bias
 from msvm.fast.kernels import column_slots, column_source, kernel_diagonal, precomputed_source
@@ -333,7 +333,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         n_iter = n_steps = 0
         unconverged = FitWarnings()  # given once at the end, with the gap
 
-        def run(b, limits=None):  # one engine run at bias b (within limits: epochs, steps)
+        def run(b, limits=None):
+            """One engine run at bias b (a refresh within ``limits``: epochs, steps); returns
+            why the fit may take no further run, or None."""
             nonlocal n_iter, n_steps, violation, last_bias
             last_bias = b
             lin = biased_terms(self._kind, lin0, free, b, y_index)
@@ -342,12 +344,15 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             if limits is not None:  # (a refresh: what is left, at most MAX_BUDGETS budgets)
                 solver.epochs, solver.budget = limits
                 solver.more_budgets = False
+            elif self.solver == "dcd":  # (a bias's later rounds: what the earlier ones left)
+                solver.continue_fit(n_iter, n_steps)
             if linear:
                 iters, violation = solver.solve_linear(data, alpha, W, w0)
             else:
                 iters, violation = solver.solve_kernel(source, alpha, U)
             n_iter += iters
             n_steps += solver.n_steps
+            return fit_limits_spent(self.max_iter, y_index.size, n_iter, n_steps)
 
         violation, last_bias = np.inf, b
         b = augmented_lagrangian(
@@ -375,7 +380,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             if exact <= self.tol or claimed > self.tol or refresh == REFRESHES:
                 break  # (claimed > tol: max_iter or the step budget ended the run)
             epochs_left = epoch_limit(self.max_iter) - n_iter
-            steps_left = MAX_BUDGETS * step_budget(self.max_iter, y_index.size) - n_steps
+            steps_left = fit_step_limit(self.max_iter, y_index.size) - n_steps
             if self.solver != "dcd" or epochs_left <= 0 or steps_left <= 0:
                 break
             before = n_steps

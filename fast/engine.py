@@ -986,6 +986,22 @@ def step_budget(max_iter: int, n_patterns: int) -> float:
     return float(max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN * n_patterns))
 
 
+def fit_step_limit(max_iter: int, n_patterns: int) -> float:
+    """The pattern steps a whole fit may take, whatever its number of runs: MAX_BUDGETS of
+    ``step_budget``'s budgets."""
+    return MAX_BUDGETS * step_budget(max_iter, n_patterns)
+
+
+def fit_limits_spent(max_iter: int, n_patterns: int, epochs: int, steps: int) -> str | None:
+    """Why a fit whose runs took ``epochs`` epochs and ``steps`` pattern steps may take no
+    further run (max_iter's epochs or MAX_BUDGETS step budgets spent), or None."""
+    if epochs >= epoch_limit(max_iter):
+        return f"the fit ran max_iter={max_iter} epochs"
+    if steps >= fit_step_limit(max_iter, n_patterns):
+        return "the fit spent its step budgets (engine.MAX_BUDGETS)"
+    return None
+
+
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
 # last epoch's largest violation, the skip fraction, whether the next epoch starts with every
 # variable active, the relaxation, the pattern steps left (``step_budget``) and how many epochs
@@ -1220,6 +1236,7 @@ class DecompositionSolver:
         self.epochs = epoch_limit(max_iter)
         self.budget = step_budget(max_iter, lin.shape[0])  # the steps the run may take so far ...
         self.budget_size = self.budget  # ... grown by this much at each budget's end (_run)
+        self.earlier_steps = 0  # the fit's earlier runs' steps (continue_fit: MAX_BUDGETS)
         self.more_budgets = max_iter == -1  # whether a run may go on after a budget (PROGRESS)
         self.budget_end = None  # why a run that spent budgets ended (the warning's text)
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
@@ -1234,6 +1251,18 @@ class DecompositionSolver:
         self.stop = stop  # optional callable: end the run early when it returns True
         self.warn = True  # a ConvergenceWarning when max_iter ends the run ...
         self.messages = None  # ... or, given a list, its text appended there (the caller warns)
+
+    def continue_fit(self, epochs: int, steps: int) -> None:
+        """Count the ``epochs`` and pattern ``steps`` of the fit's earlier runs (a bias's
+        augmented-Lagrangian rounds): this run may take what they left of max_iter's epochs and
+        of MAX_BUDGETS step budgets, so that both limits are the fit's, not each run's."""
+        self.epochs -= epochs
+        self.earlier_steps = steps
+        self.budget = min(self.budget, self._steps_cap())
+
+    def _steps_cap(self) -> float:
+        """This solver's steps at which the fit has spent MAX_BUDGETS budgets."""
+        return MAX_BUDGETS * self.budget_size - self.earlier_steps
 
     def _dual(self, alpha, kdiag, partners=None):
         """The dual state tuple, every free variable active (with ``partners``, a table of
@@ -1297,7 +1326,7 @@ class DecompositionSolver:
         steps, duals = np.array(values[-3:]).T
         gains = np.diff(duals)
         rates = gains / np.maximum(np.diff(steps), 1.0)  # over the last (two) budgets, a step
-        budgets = (self.n_steps - values[0][0]) / self.budget_size
+        budgets = (self.earlier_steps + self.n_steps) / self.budget_size  # the fit's
         if drift > self.tol:
             why = (
                 f"rounding in its increments had moved its outputs by {drift:.1e} over the last, "
@@ -1313,7 +1342,7 @@ class DecompositionSolver:
                 "times the rate a step of the one before did: the run was not converging"
             )
         else:
-            self.budget = self.n_steps + self.budget_size
+            self.budget = min(self.n_steps + self.budget_size, self._steps_cap())
             return True
         self.budget_end = (
             f"max_iter=-1 ran {budgets:.1f} budgets of {self.budget_size:.0f} pattern steps, {why}"

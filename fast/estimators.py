@@ -44,7 +44,8 @@ _DOC_PARAMETERS = """
         budgets of libsvm's guard of max(10^7, 100 n_samples) steps: libsvm stops after one,
         the pattern-wise engine (dcd) goes on into another while the last raised the dual
         objective (from the second on, at most half as fast a step as the one before), rounding
-        moved its outputs by at most tol, and ten budgets were not spent.  Any run also ends,
+        moved its outputs by at most tol, and the fit has not spent ten budgets (a bias's runs
+        count together, as they do for max_iter's epochs).  Any run also ends,
         with a ConvergenceWarning, when three epochs in a row can take no step.
     shrinking : bool, default=True
         Set aside variables that sit at a bound with the gradient pointing out (a pattern when
@@ -86,7 +87,9 @@ _DOC_PARAMETERS = """
         Give every class a bias that is not penalised, as SVC does (the papers' machines have
         none).  In the dual it is the condition sum_i B_i = 0 (sum_i alpha_ij y_ij = 0 per class
         for one-vs-all), met by an augmented Lagrangian: a constant rho joins every kernel entry
-        and the bias is updated between engine runs until it moves less than ``tol``.  For the
+        and the bias is updated between engine runs until it moves less than ``tol``; the runs
+        share ``max_iter``'s epochs and the ten step budgets of max_iter=-1, and when they are
+        spent the rounds end with a ConvergenceWarning.  For the
         machines whose outputs sum to zero (InhibitorySVC at mu = 1/L, LeeLinWahbaSVC, simplex
         codes) the bias sums to zero too: each classifier's bias is inhibited like its outputs
         (``msvm.reference`` states every biased primal and dual).  Needs solver="dcd".  Where

@@ -36,9 +36,11 @@ AT_BOUND = 1e-6
 
 def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=False, messages=None):
     """The bias b of the outputs F = K B + 1 b^T: ``run(b)`` solves the dual at bias b (its linear
-    term moved by ``patterns.biased_terms``, rho 11^T added to the kernel), and b is updated by the
-    multiplier step rho sum_i B_i until that step is at most tol (a ConvergenceWarning after
-    BIAS_ROUNDS runs, or its text appended to ``messages``: ``convergence.convergence_warning``).
+    term moved by ``patterns.biased_terms``, rho 11^T added to the kernel) and returns None, or
+    why the fit may take no further run (its max_iter or step budgets spent: they are the fit's,
+    not each round's); b is updated by the multiplier step rho sum_i B_i until that step is at
+    most tol (a ConvergenceWarning after BIAS_ROUNDS runs or when the fit's limits end them, or
+    its text appended to ``messages``: ``convergence.convergence_warning``).
     Without a bias (rho = 0) one run; ``partial``: one run and one update (MProt's annealing
     steps).  Returns the bias.
 
@@ -51,8 +53,8 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
     the plain step, so the bias it returns is the last run's and one plain step, also when the
     rounds run out."""
     streak, previous = 0, None
-    for _ in range(BIAS_ROUNDS if rho > 0 and not partial else 1):
-        run(b)
+    for rounds in range(1, (BIAS_ROUNDS if rho > 0 and not partial else 1) + 1):
+        spent = run(b)
         if rho == 0:
             return b
         # The run solved the problem whose bias is b + rho sum_i B_i (the multiplier update of
@@ -61,6 +63,13 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
         step = rho * B.sum(axis=0)
         last = b + step  # the run's bias and one plain step (also when the rounds run out)
         if np.abs(step).max() <= tol or partial:
+            return last
+        if spent:
+            convergence_warning(
+                f"The bias did not settle: {spent} in {rounds} augmented-Lagrangian rounds "
+                f"(last change {np.abs(step).max():.2e} > tol={tol:g}).",
+                messages,
+            )
             return last
         aligned = previous is not None and float(step @ previous) > ALIGNED * float(
             np.linalg.norm(step) * np.linalg.norm(previous)

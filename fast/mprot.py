@@ -56,6 +56,7 @@ from msvm.fast.engine import (
     LinearData,
     epoch_limit,
     exhausted,
+    fit_limits_spent,
     linear_epochs,
     step_budget,
     weights_of_state,
@@ -371,7 +372,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         degree 1 with coef0 >= 0) is solved on explicit weights, M = sqrt(gamma) X^T Z (a pattern
         step costs O(d L q), not a kernel column's O(N L q)); any other on kernel columns.
     C, tol, max_iter, shrinking, cache_size, random_state, verbose, class_weight : as for
-        CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, or the
+        CrammerSingerSVC (``max_iter`` counts the epochs of each static optimisation, its
+        bias's rounds together, or the
         sweeps of MProt's optimisers; -1, the default, runs each until converged, in the
         engine's step budgets (libsvm's one for MProt's optimisers); the annealing's partial
         steps end earlier, see
@@ -615,6 +617,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             )  # fmt: skip
 
         restart = stop is None  # the final static step: its first run may restart (solve)
+        taken = [0, 0]  # the step's epochs and pattern steps: its bias's rounds share the limits
 
         def run(b):
             nonlocal restart
@@ -633,11 +636,14 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 stop=stop,
             )
             solver.warn = stop is None  # a partial step need not converge: no warning
+            solver.continue_fit(*taken)
             if warned is not None:
                 solver.messages = warned.new_run()
             iters, self.kkt_violation_ = static.solve(solver, restart=restart)
             restart = False
             self.n_iter_ += iters
+            taken[0], taken[1] = taken[0] + iters, taken[1] + solver.n_steps
+            return fit_limits_spent(self.max_iter, assigned.size, *taken)
 
         self._bias = augmented_lagrangian(
             run, CS, alpha, assigned, 0.0, self._rho, self._bias, self.tol,

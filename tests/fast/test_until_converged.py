@@ -25,6 +25,7 @@ from msvm.fast import (
     base,
     engine,
     intercept,
+    mprot,
 )
 from msvm.fast.kernels import column_source
 from msvm.fast.patterns import state_coef
@@ -125,6 +126,49 @@ def test_budgets_are_at_most_max_budgets(wide_kernel_iris, monkeypatch):
     ):
         clf = InhibitorySVC(C=100.0, gamma=gamma, random_state=0).fit(X, y)
     assert 2 * 1000 <= clf.n_steps_ < 2 * 1000 + len(y)
+
+
+@pytest.mark.parametrize("Estimator, key", MACHINES)
+def test_a_bias_rounds_share_the_fits_budgets(wide_kernel_iris, monkeypatch, Estimator, key):
+    """MAX_BUDGETS counts the fit's steps, not each augmented-Lagrangian round's: these fits
+    take 6 000 - 20 000 steps over their rounds, each round well within two budgets of 2 000
+    (until stop 49 each round had its own two, and the fits converged past 4 000 steps)."""
+    X, y, gamma = wide_kernel_iris
+    small_budget(monkeypatch, 2000, budgets=2)
+    with pytest.warns(ConvergenceWarning, match="did not settle: the fit spent its step budgets"):
+        clf = Estimator(C=100.0, gamma=gamma, fit_intercept=True, random_state=0).fit(X, y)
+    assert 2 * 2000 <= clf.n_steps_ < 2 * 2000 + len(y)  # the epoch that crossed it ends the fit
+
+
+@pytest.mark.parametrize("Estimator, key", MACHINES)
+def test_max_iter_counts_the_fits_epochs_with_a_bias(wide_kernel_iris, Estimator, key):
+    """max_iter bounds the fit's epochs over all of a bias's rounds, as SVC's bounds its
+    iterations (until stop 49 each round ran max_iter: 1 250 - 2 250 epochs at max_iter=50)."""
+    X, y, gamma = wide_kernel_iris
+    with pytest.warns(ConvergenceWarning, match="did not settle: the fit ran max_iter=50 epochs"):
+        clf = Estimator(C=100.0, gamma=gamma, max_iter=50, fit_intercept=True,
+                        random_state=0).fit(X, y)  # fmt: skip
+    assert clf.n_iter_ == 50
+
+
+def test_multi_prototype_rounds_share_max_iter(wide_kernel_iris, monkeypatch):
+    """The same for MultiPrototypeSVC's final static step: its bias's rounds (the solvers without
+    a partial step's ``stop``) take max_iter epochs in all."""
+    X, y, gamma = wide_kernel_iris
+    final_epochs = []
+
+    class Recorded(engine.DecompositionSolver):
+        def solve_kernel(self, *args):
+            iters, worst = super().solve_kernel(*args)
+            if self.stop is None:
+                final_epochs.append(iters)
+            return iters, worst
+
+    monkeypatch.setattr(mprot, "DecompositionSolver", Recorded)
+    with pytest.warns(ConvergenceWarning, match="did not settle: the fit ran max_iter=20 epochs"):
+        MultiPrototypeSVC(C=100.0, gamma=gamma, kernel="rbf", fit_intercept=True, n_prototypes=2,
+                          n_assignment_steps=3, max_iter=20, random_state=0).fit(X, y)  # fmt: skip
+    assert sum(final_epochs) == 20
 
 
 def test_step_budget_matches_libsvm():
