@@ -35,6 +35,7 @@ from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
     DecompositionSolver,
     LinearData,
+    coupling_mass,
     epoch_limit,
     fit_limits_spent,
     fit_step_limit,
@@ -112,6 +113,18 @@ def weighted_bounds(hi, weights):
 # the solver and the result do not depend on it; with the classes on T threads each has 1 / T of
 # the cache (on two, below 2 % of the columns from about 25 600 points: not measured).
 GREEDY_CACHED_SHARE = 0.02
+# ... and where the kernel is narrow -- a row's normalised off-diagonal mass (``engine.
+# coupling_mass``) at most NARROW_COUPLING (N - 1) -- it visits nearly every variable, each a
+# few times, at O(active) a visit for every class apart, where a pattern step of the cyclic
+# engine moves all L classes with one column: at gamma = 10 scale (coupling 0.0002-0.05) on
+# digits, vowel, yeast, vehicle, segment and E. coli the cyclic engine took 0.2-0.9x the greedy
+# solver's time at every C; at gamma = scale (0.21-0.37) the greedy one was faster from C = 1
+# on.  Checked on sets the threshold was not chosen on (DNA, abalone, Landsat): at 0.00-0.05
+# cyclic 0.3-1.2x, at 0.33-0.86 greedy.  Not below NARROW_MIN_PATTERNS patterns, where the
+# greedy solver's passes are short: at gamma = 10 scale the cyclic engine took 1.3-1.7x its time
+# on iris (105 patterns), 1.0-1.1x on wine (124), 1.2-1.4x on glass (149), 0.9x on E. coli
+# (235), 0.5x on vowel (369) (benchmarks/NOTES.md, stop 49).
+NARROW_COUPLING, NARROW_MIN_PATTERNS = 0.1, 200
 # The kernel path keeps its outputs U = (K + rho 11^T) state_coef by increments, each of which
 # may round a row by up to eps (max |U| + max K_ii times a step's change of the state), the
 # linear path its weights W, the outputs X W + w0 by up to eps max_i ||x_i||_1 (max |W| + max |x|
@@ -326,6 +339,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             )
             kdiag = np.empty(X.shape[0])
             kernel_diagonal(source, kdiag)
+            if self._selection == "greedy" and self.selection == "auto":
+                self._selection = self._narrow_kernel_selection(source, rho, kdiag)
             k_max = float(np.abs(kdiag).max())  # |K_ij| <= the largest diagonal entry
             check_fit_scale(k_max + rho, hi, L)
             U = self._outputs(source, rho, alpha, y_index, c)
@@ -488,13 +503,23 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     def _resolve_selection(self, c, n_samples: int) -> str:
         """``selection="auto"``: greedy where the dual separates by class (one-vs-all, c = 0),
         the kernel is not linear (the explicit-weights path is cyclic) and the column cache holds
-        at least GREEDY_CACHED_SHARE of the columns; cyclic otherwise."""
+        at least GREEDY_CACHED_SHARE of the columns, unless the kernel is narrow (``fit``,
+        ``_narrow_kernel_selection``); cyclic otherwise."""
         if self.selection != "auto":
             return self.selection
         greedy = separable(self._kind, c) and self.kernel != "linear"
         if greedy and self.kernel != "precomputed":
             greedy = column_slots(n_samples, self.cache_size) >= GREEDY_CACHED_SHARE * n_samples
         return "greedy" if greedy else "cyclic"
+
+    def _narrow_kernel_selection(self, source, rho, kdiag) -> str:
+        """``selection="auto"`` on the kernel: cyclic where it is narrow (NARROW_COUPLING) and
+        there are at least NARROW_MIN_PATTERNS patterns."""
+        N = kdiag.size
+        narrow = N >= NARROW_MIN_PATTERNS and (
+            coupling_mass(source, rho, kdiag) <= NARROW_COUPLING * (N - 1)
+        )
+        return "cyclic" if narrow else "greedy"
 
     def _upper_bounds(self, C, free):
         return C * free

@@ -950,11 +950,19 @@ PROGRESS, MAX_BUDGETS = 0.5, 10
 
 def relaxation(source, offset: float, kdiag: np.ndarray) -> float:
     """The over-relaxation of a cold kernel run's steps: 1 + (RELAX_MAX - 1) t, where t in [0, 1]
-    grows linearly in log m from m = RELAX_MASS[0] to RELAX_MASS[1], and m is the median over
-    rows i of the normalised off-diagonal mass sum_{j != i} |K'_ij| / sqrt(K'_ii K'_jj), K' = K +
-    offset (the Jacobi iteration's row sums).  Estimated on at most RELAX_ROWS rows and
-    RELAX_COLUMNS columns spaced evenly (no random draw; the sum scaled to N - 1 columns): a few
-    dozen kernel columns of RELAX_COLUMNS entries at most, ~33 us on a Gram matrix of 150."""
+    grows linearly in log m from m = RELAX_MASS[0] to RELAX_MASS[1], m the ``coupling_mass``."""
+    low, high = RELAX_MASS
+    mass = coupling_mass(source, offset, kdiag)
+    t = np.clip(np.log(max(mass, low) / low) / np.log(high / low), 0.0, 1.0)
+    return float(1.0 + (RELAX_MAX - 1.0) * t)
+
+
+def coupling_mass(source, offset: float, kdiag: np.ndarray) -> float:
+    """The median over rows i of the normalised off-diagonal mass sum_{j != i} |K'_ij| /
+    sqrt(K'_ii K'_jj), K' = K + offset (the Jacobi iteration's row sums; from 0 for a diagonal
+    kernel to N - 1 for a constant one).  Estimated on at most RELAX_ROWS rows and RELAX_COLUMNS
+    columns spaced evenly (no random draw; the sum scaled to N - 1 columns): a few dozen kernel
+    columns of RELAX_COLUMNS entries at most, ~33 us on a Gram matrix of 150."""
     N = kdiag.size
     row_step, col_step = -(-N // RELAX_ROWS), -(-N // RELAX_COLUMNS)
     rows, cols = np.arange(0, N, row_step), np.arange(0, N, col_step)
@@ -968,10 +976,7 @@ def relaxation(source, offset: float, kdiag: np.ndarray) -> float:
     sums[own] -= coupling[own, rows[own] // col_step]
     others = np.full(rows.size, cols.size)
     others[own] -= 1
-    mass = np.median(sums * (N - 1) / np.maximum(others, 1))
-    low, high = RELAX_MASS
-    t = np.clip(np.log(max(mass, low) / low) / np.log(high / low), 0.0, 1.0)
-    return float(1.0 + (RELAX_MAX - 1.0) * t)
+    return float(np.median(sums * (N - 1) / np.maximum(others, 1)))
 
 
 def epoch_limit(max_iter: int) -> int:

@@ -35,7 +35,9 @@ _DOC_PARAMETERS = """
         (one-vs-all), class by class the single variable of largest gain on a shrinking active
         set (``msvm.fast.separable``).  "auto": greedy for one-vs-all with a non-linear kernel
         whose column cache holds at least 2 % of the columns (``GREEDY_CACHED_SHARE``: N below
-        about 36 000 at the default cache_size), cyclic otherwise.
+        about 36 000 at the default cache_size) and whose kernel is not narrow on at least 200
+        patterns (a row's normalised off-diagonal mass at most 0.1 (N - 1),
+        ``NARROW_COUPLING``), cyclic otherwise.
     tol : float, default=1e-3
         dcd: largest KKT violation (projected gradient) allowed; smo/sgd: the paper's T = theta.
     max_iter : int, default=-1

@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
 from msvm.core.kernels import kernel_matrix
-from msvm.fast import OneVsAllSVC, separable
+from msvm.fast import OneVsAllSVC, engine, separable
 from msvm.fast.kernels import column_source, precomputed_source, shortened_source
 from msvm.fast.separable import solve_separable
 from msvm.reference import FORMULATIONS
@@ -181,6 +181,38 @@ def test_auto_selection_is_cyclic_when_the_cache_holds_few_columns(cache_size, e
     chosen = OneVsAllSVC(cache_size=cache_size, selection=expected, random_state=0).fit(X, y)
     np.testing.assert_array_equal(auto.dual_coef_, chosen.dual_coef_)
     assert auto.n_steps_ == chosen.n_steps_
+
+
+@pytest.mark.parametrize(
+    "name, factor, expected",
+    [("digits", 1.0, "greedy"), ("digits", 10.0, "cyclic"), ("wine", 10.0, "greedy")],
+)
+def test_auto_selection_is_cyclic_for_a_narrow_kernel(name, factor, expected):
+    # a row's normalised off-diagonal mass, over N - 1: 300 digits 0.36 at gamma = scale and
+    # 0.0025 at 10 scale, on either side of base.NARROW_COUPLING (0.1); wine 0.0024 at 10 scale,
+    # but 178 patterns, below base.NARROW_MIN_PATTERNS (200)
+    X, y = datasets.load(name, n_samples=300)
+    gamma = factor / (X.shape[1] * X.var())
+    auto = OneVsAllSVC(gamma=gamma, random_state=0).fit(X, y)
+    chosen = OneVsAllSVC(gamma=gamma, selection=expected, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(auto.dual_coef_, chosen.dual_coef_)
+    assert auto.n_steps_ == chosen.n_steps_
+    other = OneVsAllSVC(gamma=gamma, selection=({"greedy", "cyclic"} - {expected}).pop(),
+                        random_state=0).fit(X, y)  # fmt: skip
+    assert other.n_steps_ != auto.n_steps_  # (the two paths are told apart)
+
+
+def test_coupling_mass_is_the_median_normalised_row_mass():
+    """On 30 patterns every row and column is read: the statistic is exact."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    K = (X @ X.T + 1.0) ** 2
+    scale = np.sqrt(np.diag(K))
+    normalised = np.abs(K) / np.outer(scale, scale)
+    expected = np.median(normalised.sum(axis=1) - 1.0)
+    assert engine.coupling_mass(precomputed_source(K), 0.0, np.diag(K).copy()) == pytest.approx(
+        expected, rel=1e-12
+    )
 
 
 def test_small_kernel_cache_gives_the_same_solution(monkeypatch):
