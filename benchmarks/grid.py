@@ -1,21 +1,22 @@
-"""The hyperparameter grid benchmark (issue 15): every box and simplex estimator at every
-(C, gamma) against scikit-learn's SVC at the same (C, gamma), at default settings.
+"""The hyperparameter grid benchmark (issue 15): every box and simplex estimator at every (C, gamma)
+against scikit-learn's SVC at the same (C, gamma), at default settings.
 
     python benchmarks/grid.py [digits] [mnist] [glass] [vehicle] [vowel] [yeast] [segment] ...
         [--repeats R]
 
-Data: digits (pixels / 16), the 5 000-image MNIST subset of ``msvm.datasets`` (pixels / 255,
-4 000 to fit: issue 15's image workload) and the ISVM Table 2 sets of ``msvm.datasets``
-(standardised; ``python -m msvm.datasets fetch`` fills the data folder); each split stratified,
-random_state=0, 70/30 but for the image set.  Grid:
-C in {0.01, 0.1, 1, 10, 100, 1000} x gamma in {scale / 10, scale, 10 scale} (scale = 1 / (d var X),
-scikit-learn's "scale").  Each cell fits SVC and every estimator once after warm-up fits of
-each, alternating, and measures CPU time (``time.process_time``; BLAS, numba and libsvm on one
-thread: ``one_thread``, without which the grids before stop 32 charged OpenBLAS's spin after
-msvm's fits to SVC's time); with ``--repeats R`` the medians of R alternating fits.  Reported
-per estimator: the median and worst time ratio over the grid, how many cells ended in a
-ConvergenceWarning, and the mean test-accuracy difference to SVC.  Writes
-benchmarks/results/grid_<data>.md (summary and every cell) and prints the summary.
+Data: digits (pixels / 16), the 5 000-image MNIST subset of ``msvm.datasets`` (pixels / 255, 4 000
+to fit: issue 15's image workload) and the ISVM Table 2 sets of ``msvm.datasets`` (standardised;
+``python -m msvm.datasets fetch`` fills the data folder); each split stratified, random_state=0,
+70/30 but for the image set. Grid: C in {0.01, 0.1, 1, 10, 100, 1000} x gamma in {scale / 10, scale,
+10 scale} (scale = 1 / (d var X), scikit-learn's "scale"). Each cell fits SVC and every estimator
+once after warm-up fits of each, alternating, in an order that rotates from cell to cell (stop 49:
+in a fixed order the fit right after SVC's, one-vs-all's, took up to twice as long at C = 0.01 on
+abalone and Landsat as the same fit later in the cell, ``ova_selection.py``), and measures CPU time
+(``time.process_time``; BLAS, numba and libsvm on one thread: ``one_thread``, without which the
+grids before stop 32 charged OpenBLAS's spin after msvm's fits to SVC's time); with ``--repeats R``
+the medians of R alternating fits. Reported per estimator: the median and worst time ratio over the
+grid, how many cells ended in a ConvergenceWarning, and the mean test-accuracy difference to SVC.
+Writes benchmarks/results/grid_<data>.md (summary and every cell) and prints the summary.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def run(name: str, repeats: int = 1):
     scale = 1.0 / (Xtr.shape[1] * Xtr.var())
     for Estimator in ESTIMATORS:  # compile and warm the caches outside the timings
         warm_up(Estimator, Xtr, ytr, scale)
-    cells = []
+    cells, turn = [], 0
     for factor in GAMMA_FACTORS:
         gamma = factor * scale
         for C in CS_GRID:
@@ -109,9 +110,14 @@ def run(name: str, repeats: int = 1):
             row = {"C": C, "gamma": factor, "svc": [], "svc_acc": None}
             for Estimator in ESTIMATORS:
                 row[Estimator.__name__] = {"t": [], "warned": False}
+            fits = (SVC, *ESTIMATORS)
             for _ in range(repeats):
-                row["svc"].append(cpu_fit(peer, Xtr, ytr)[0])
-                for Estimator in ESTIMATORS:
+                turn += 1
+                for k in range(len(fits)):
+                    Estimator = fits[(turn + k) % len(fits)]
+                    if Estimator is SVC:
+                        row["svc"].append(cpu_fit(peer, Xtr, ytr)[0])
+                        continue
                     clf = Estimator(C=C, gamma=gamma, random_state=0)
                     seconds, warned = cpu_fit(clf, Xtr, ytr)
                     cell = row[Estimator.__name__]
