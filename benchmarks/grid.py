@@ -173,15 +173,21 @@ def report(name, shape, n_classes, cells, repeats):
     print(text, flush=True)
 
 
-def main(argv):
+def data_sets_and_repeats(argv, default):
+    """(the data sets named in argv, or the default ones present; R of ``--repeats R``, 1)."""
     repeats = 1
     if "--repeats" in argv:
         k = argv.index("--repeats")
         repeats = int(argv[k + 1])
         argv = argv[:k] + argv[k + 2 :]
-    default = ["digits", "mnist", "glass", "vehicle", "vowel", "yeast", "segment"]
     present = set(realdata.available())
-    for name in argv or [name for name in default if name == "digits" or name in present]:
+    return argv or [name for name in default if name == "digits" or name in present], repeats
+
+
+def main(argv):
+    default = ["digits", "mnist", "glass", "vehicle", "vowel", "yeast", "segment"]
+    names, repeats = data_sets_and_repeats(argv, default)
+    for name in names:
         shape, n_classes, cells = run(name, repeats)
         report(name, shape, n_classes, cells, repeats)
 

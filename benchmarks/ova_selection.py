@@ -30,7 +30,6 @@ from sklearn.svm import SVC
 
 sys.path.insert(0, str(Path(__file__).parent))
 import grid  # noqa: E402
-import realdata  # noqa: E402
 
 from msvm.fast import OneVsAllSVC  # noqa: E402
 from msvm.fast.engine import coupling_mass  # noqa: E402
@@ -116,13 +115,7 @@ def report(results, repeats) -> str:
 
 
 def main(argv):
-    repeats = 1
-    if "--repeats" in argv:
-        k = argv.index("--repeats")
-        repeats = int(argv[k + 1])
-        argv = argv[:k] + argv[k + 2 :]
-    present = set(realdata.available())
-    names = argv or [n for n in DEFAULT if n == "digits" or n in present]
+    names, repeats = grid.data_sets_and_repeats(argv, DEFAULT)
     results = {name: run(name, repeats) for name in names}
     text = report(results, repeats)
     RESULTS.mkdir(exist_ok=True)
