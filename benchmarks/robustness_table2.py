@@ -14,7 +14,7 @@ section (``## 1. Protocol``) of an existing OUT.md is kept; the rest is rewritte
    the paper's, on the realisations every machine of the row has (paired: the first R by index),
    R and summed task time, differences above 2 points flagged;
 3. ISVM Table 4 (sign test, exact one-sided p-values) over every data set, each with its closest
-   preprocessing.
+   preprocessing, at the paper's N_s and any other the folders hold (issue 20's 150).
 """
 
 from __future__ import annotations
@@ -319,14 +319,13 @@ def main(out: str, folders: list[str]) -> None:
             f"{np.abs(g[:, 5] - g[:, 3]).mean():.2f}.",
         ]
 
-    # 3. Table 4 over every data set
+    # 3. Table 4 over every data set, at the paper's sizes and any other the folders hold (150)
+    sizes = sorted(set(DEFAULT_SIZES) | {k[1] for k in combined})
     sizes_by_dataset = {}
     for name in best:
         n_total = load_dataset(name)[1].size
         done = {k[1] for k in combined if k[0] == name}
-        sizes_by_dataset[name] = [
-            (a, b) for a, b in effective_sizes(DEFAULT_SIZES, n_total) if b in done
-        ]
+        sizes_by_dataset[name] = [(a, b) for a, b in effective_sizes(sizes, n_total) if b in done]
     competitors = [m for m in ORDER[1:] if any(k[2] == m for k in combined)]
     entries = table4(combined, sizes_by_dataset, competitors)
     lines += [
