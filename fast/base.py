@@ -33,6 +33,7 @@ from msvm.core.validation import (
 from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
+    STEP_ROUNDING,
     DecompositionSolver,
     LinearData,
     coupling_mass,
@@ -116,11 +117,13 @@ GREEDY_CACHED_SHARE = 0.02
 # ... and where the kernel is narrow -- a row's normalised off-diagonal mass (``engine.
 # coupling_mass``) at most NARROW_COUPLING (N - 1) -- it visits nearly every variable, each a
 # few times, at O(active) a visit for every class apart, where a pattern step of the cyclic
-# engine moves all L classes with one column: at gamma = 10 scale (coupling 0.0002-0.05) on
-# digits, vowel, yeast, vehicle, segment and E. coli the cyclic engine took 0.2-0.9x the greedy
-# solver's time at every C; at gamma = scale (0.21-0.37) the greedy one was faster from C = 1
-# on.  Checked on sets the threshold was not chosen on (DNA, abalone, Landsat): at 0.00-0.05
-# cyclic 0.3-1.2x, at 0.33-0.86 greedy.  Not below NARROW_MIN_PATTERNS patterns, where the
+# engine moves all L classes with one column.  At gamma = 10 scale (coupling 0.0001-0.044) on
+# the ten grid sets of at least 200 patterns the cyclic engine's median time over C was
+# 0.22-0.83x the greedy solver's (single cells up to 1.1x); at gamma = scale (0.14-0.38) and
+# scale / 10 the greedy solver's median was lower on every set but DNA at scale
+# (benchmarks/results/ova_selection.md; the threshold was chosen on seven sets before DNA,
+# abalone and Landsat were measured).  With fit_intercept the bias's constant joins the kernel,
+# which is then hardly ever narrow.  Not below NARROW_MIN_PATTERNS patterns, where the
 # greedy solver's passes are short: at gamma = 10 scale the cyclic engine took 1.3-1.7x its time
 # on iris (105 patterns), 1.0-1.1x on wine (124), 1.2-1.4x on glass (149), 0.9x on E. coli
 # (235), 0.5x on vowel (369) (benchmarks/NOTES.md, stop 49).
@@ -348,26 +351,31 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         n_iter = n_steps = 0
         unconverged = FitWarnings()  # given once at the end, with the gap
 
-        def run(b, limits=None):
-            """One engine run at bias b (a refresh within ``limits``: epochs, steps); returns
-            why the fit may take no further run, or None."""
+        spent = [0.0, 0.0]  # the fit's epochs and steps in its limits' units (fit_progress)
+
+        def run(b, refresh=False):
+            """One engine run at bias b (``refresh``: after a recheck, what the fit has left of
+            its step budgets in one); returns why the fit may take no further run, or None."""
             nonlocal n_iter, n_steps, violation, last_bias
             last_bias = b
             lin = biased_terms(self._kind, lin0, free, b, y_index)
             solver = self._make_solver(c, lin, hi, y_index, rho)
             solver.messages = unconverged.new_run()
-            if limits is not None:  # (a refresh: what is left, at most MAX_BUDGETS budgets)
-                solver.epochs, solver.budget = limits
+            if self.solver == "dcd":  # (a bias's later rounds, a refresh: what the others left)
+                solver.continue_fit(*spent)
+            if refresh:
+                solver.budget = fit_step_limit(self.max_iter, y_index.size) - spent[1]
                 solver.more_budgets = False
-            elif self.solver == "dcd":  # (a bias's later rounds: what the earlier ones left)
-                solver.continue_fit(n_iter, n_steps)
             if linear:
                 iters, violation = solver.solve_linear(data, alpha, W, w0)
             else:
                 iters, violation = solver.solve_kernel(source, alpha, U)
             n_iter += iters
             n_steps += solver.n_steps
-            return fit_limits_spent(self.max_iter, y_index.size, n_iter, n_steps)
+            if self.solver != "dcd":
+                return None  # (one run: no bias)
+            spent[:] = np.add(spent, solver.fit_progress(iters))
+            return fit_limits_spent(self.max_iter, y_index.size, *spent)
 
         violation, last_bias = np.inf, b
         b = augmented_lagrangian(
@@ -394,12 +402,12 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             violation = exact
             if exact <= self.tol or claimed > self.tol or refresh == REFRESHES:
                 break  # (claimed > tol: max_iter or the step budget ended the run)
-            epochs_left = epoch_limit(self.max_iter) - n_iter
-            steps_left = fit_step_limit(self.max_iter, y_index.size) - n_steps
+            epochs_left = epoch_limit(self.max_iter) - spent[0]
+            steps_left = fit_step_limit(self.max_iter, y_index.size) - spent[1]
             if self.solver != "dcd" or epochs_left <= 0 or steps_left <= 0:
                 break
             before = n_steps
-            run(last_bias, (epochs_left, steps_left))
+            run(last_bias, refresh=True)
             claimed, steps = violation, n_steps - before
         if exact is not None and exact <= self.tol:
             unconverged.run.clear()  # the run's own test was off by rounding: converged
@@ -412,7 +420,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
                     f"round them by {rounding:.1e}), found {claimed:.2e}. Rescale the features "
                     "or the kernel (or raise tol)."
                 )
-        self.n_iter_ = n_iter
+        self.n_iter_ = int(np.ceil(n_iter - STEP_ROUNDING))  # (a started epoch counts)
         self.n_steps_ = n_steps
         self.kkt_violation_ = violation
         Z, B = dual_vectors(self._kind, alpha, y_index, c)

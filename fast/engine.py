@@ -946,6 +946,7 @@ EPOCH_LINES = 2
 UNLIMITED = 2**40  # epochs for max_iter=-1 (the step budget ends such a run first)
 STEP_BUDGET, STEP_BUDGET_PER_PATTERN, STALL_EPOCHS = 10**7, 100, 3
 PROGRESS, MAX_BUDGETS = 0.5, 10
+STEP_ROUNDING = 1e-6  # a step limit this close above a whole number of steps is that number
 
 
 def relaxation(source, offset: float, kdiag: np.ndarray) -> float:
@@ -962,7 +963,8 @@ def coupling_mass(source, offset: float, kdiag: np.ndarray) -> float:
     sqrt(K'_ii K'_jj), K' = K + offset (the Jacobi iteration's row sums; from 0 for a diagonal
     kernel to N - 1 for a constant one).  Estimated on at most RELAX_ROWS rows and RELAX_COLUMNS
     columns spaced evenly (no random draw; the sum scaled to N - 1 columns): a few dozen kernel
-    columns of RELAX_COLUMNS entries at most, ~33 us on a Gram matrix of 150."""
+    columns of RELAX_COLUMNS entries at most, ~33 us on a Gram matrix of 150.  Rows of a zero
+    diagonal (their coupling undefined; for a kernel they are zero) are left out: 0 if all are."""
     N = kdiag.size
     row_step, col_step = -(-N // RELAX_ROWS), -(-N // RELAX_COLUMNS)
     rows, cols = np.arange(0, N, row_step), np.arange(0, N, col_step)
@@ -976,7 +978,10 @@ def coupling_mass(source, offset: float, kdiag: np.ndarray) -> float:
     sums[own] -= coupling[own, rows[own] // col_step]
     others = np.full(rows.size, cols.size)
     others[own] -= 1
-    return float(np.median(sums * (N - 1) / np.maximum(others, 1)))
+    defined = scale[rows] > 0.0
+    if not defined.any():
+        return 0.0
+    return float(np.median((sums * (N - 1) / np.maximum(others, 1))[defined]))
 
 
 def epoch_limit(max_iter: int) -> int:
@@ -1247,6 +1252,7 @@ class DecompositionSolver:
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
+        self.classes_apart = None  # L once the separable solver ran: fit_progress's units
         self.worst = np.inf  # the largest KKT violation of the last epochs (_run)
         self.proximal_steps = (0, 0)  # (proximal, Newton) steps of a proximal start
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
@@ -1257,13 +1263,22 @@ class DecompositionSolver:
         self.warn = True  # a ConvergenceWarning when max_iter ends the run ...
         self.messages = None  # ... or, given a list, its text appended there (the caller warns)
 
-    def continue_fit(self, epochs: int, steps: int) -> None:
+    def continue_fit(self, epochs: float, steps: float) -> None:
         """Count the ``epochs`` and pattern ``steps`` of the fit's earlier runs (a bias's
-        augmented-Lagrangian rounds): this run may take what they left of max_iter's epochs and
-        of MAX_BUDGETS step budgets, so that both limits are the fit's, not each run's."""
-        self.epochs -= epochs
+        augmented-Lagrangian rounds; ``fit_progress``'s units): this run may take what they left
+        of max_iter's epochs and of MAX_BUDGETS step budgets, so that both limits are the fit's,
+        not each run's."""
+        left = self.epochs - epochs  # (whole where the runs count whole epochs: numba's ranges)
+        self.epochs = int(left) if float(left).is_integer() else left
         self.earlier_steps = steps
         self.budget = min(self.budget, self._steps_cap())
+
+    def fit_progress(self, epochs) -> tuple[float, float]:
+        """(epochs, pattern steps) of this solver's runs, which returned ``epochs``, in the units
+        of the fit's limits: the separable solver's steps count per class (each class has its
+        own budget, ``_run_separable``)."""
+        steps = self.n_steps if self.classes_apart is None else self.n_steps / self.classes_apart
+        return float(epochs), float(steps)
 
     def _steps_cap(self) -> float:
         """This solver's steps at which the fit has spent MAX_BUDGETS budgets."""
@@ -1289,6 +1304,11 @@ class DecompositionSolver:
             )
         elif self.n_steps >= self.budget and self.budget_end is not None:
             why = self.budget_end
+        elif self.n_steps >= self.budget and self.earlier_steps > 0:
+            why = (
+                f"max_iter=-1 spent the {self.budget:.0f} pattern steps that the fit's earlier "
+                "runs had left of its step budgets"
+            )
         elif self.n_steps >= self.budget:
             why = f"max_iter=-1 spent its budget of {self.budget:.0f} pattern steps"
         else:
@@ -1459,9 +1479,14 @@ class DecompositionSolver:
         N = U.shape[0]
         viol = np.empty(N)
         pattern_violations(U, dual, self.kind, self.shift, viol)
-        while self.n_steps < self._step_limit(N):
+        limit = self._step_limit(N)
+        while True:
+            # whole steps left (a later round's limit is epochs left times N in floating point)
+            remaining = int(np.ceil(limit - self.n_steps - STEP_ROUNDING))
+            if remaining <= 0:
+                break
             args = (source, self.offset, U, dual, self.kind, self.c, self.shift, self.tol, viol)
-            taken, worst = greedy_steps(N, *args)
+            taken, worst = greedy_steps(min(N, remaining), *args)
             self.n_steps += taken
             if self.verbose >= EPOCH_LINES:
                 print(f"{self.n_steps} greedy steps, max KKT violation {worst:.3e}")
@@ -1481,6 +1506,7 @@ class DecompositionSolver:
         solved on threads, each over its own column source (``kernels.split_source``): every
         class's steps are the same as on one thread."""
         N, L = alpha.shape
+        self.classes_apart = L
         threads = min(nb.get_num_threads(), L)
         cache_bytes = source[7].nbytes  # (the whole cache's: see separable.solve_separable)
         if batched(source):
@@ -1529,7 +1555,7 @@ class DecompositionSolver:
                 print(f"class {l}: {steps} steps, max KKT violation {violation:.3e}")
         if worst > self.tol:
             self._warn(worst)
-        return int(np.ceil(self.n_steps / (N * L))), worst
+        return self.n_steps / (N * L), worst
 
     def _exact_class(self, source, u, a, hi, lin, sign):
         """Move one class of the separable dual to the interior point's optimum of it

@@ -119,11 +119,13 @@ _DOC_PARAMETERS = """
         it is not a certified bound: near a converged fit the gap can come out slightly
         negative (standardised wine, 100 points, C = 0.1, tol = 1e-3: OneVsAllSVC -2.5e-5,
         InhibitorySVC -1.5e-5; at tol = 1e-5 both positive).
-    n_iter_ : epochs run; n_steps_ : pattern updates (variable updates for smo/sgd), each one
-    kernel column applied to the outputs; kkt_violation_ : the final stopping quantity.  (A cold
-    linear-kernel fit on >= 20 000 samples of a box-constrained machine -- all but
-    CrammerSingerSVC -- starts from a 10 % subsample's solution: its steps count in n_steps_,
-    its epochs not in n_iter_.)
+    n_iter_ : epochs run, over every round of a bias, a started one counted (the greedy
+    selection's are its steps over N, one-vs-all's class-by-class solver's its variable steps
+    over N L); n_steps_ : pattern updates (variable updates for smo/sgd and one-vs-all's
+    class-by-class solver), each one kernel column applied to the outputs; kkt_violation_ : the
+    final stopping quantity.  (A cold linear-kernel fit on >= 20 000 samples of a
+    box-constrained machine -- all but CrammerSingerSVC -- starts from a 10 % subsample's
+    solution: its steps count in n_steps_, its epochs not in n_iter_.)
 """
 
 

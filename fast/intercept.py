@@ -66,8 +66,9 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
             return last
         if spent:
             convergence_warning(
-                f"The bias did not settle: {spent} in {rounds} augmented-Lagrangian rounds "
-                f"(last change {np.abs(step).max():.2e} > tol={tol:g}).",
+                f"The bias did not settle: {spent} after {rounds} augmented-Lagrangian "
+                f"round{'s' if rounds > 1 else ''} (last change {np.abs(step).max():.2e} > "
+                f"tol={tol:g}).",
                 messages,
             )
             return last

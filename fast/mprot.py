@@ -617,7 +617,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             )  # fmt: skip
 
         restart = stop is None  # the final static step: its first run may restart (solve)
-        taken = [0, 0]  # the step's epochs and pattern steps: its bias's rounds share the limits
+        taken = [0.0, 0.0]  # the step's epochs and steps: its bias's rounds share the limits
 
         def run(b):
             nonlocal restart
@@ -642,7 +642,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             iters, self.kkt_violation_ = static.solve(solver, restart=restart)
             restart = False
             self.n_iter_ += iters
-            taken[0], taken[1] = taken[0] + iters, taken[1] + solver.n_steps
+            taken[:] = np.add(taken, solver.fit_progress(iters))
             return fit_limits_spent(self.max_iter, assigned.size, *taken)
 
         self._bias = augmented_lagrangian(

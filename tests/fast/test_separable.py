@@ -215,6 +215,33 @@ def test_coupling_mass_is_the_median_normalised_row_mass():
     )
 
 
+def test_coupling_mass_on_sampled_rows_and_columns_is_near_the_exact_one():
+    """On 3 000 patterns it reads 32 rows and 1 500 columns, spaced evenly: within 5 % of the
+    median over every row of an RBF kernel on random data (whose row masses spread 4x)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((3000, 5)) * rng.uniform(0.5, 2.0, size=(3000, 1))
+    K = kernel_matrix(X, X, "rbf", gamma=0.1)
+    exact = np.median(K.sum(axis=1) - 1.0)
+    estimate = engine.coupling_mass(precomputed_source(K), 0.0, np.ones(3000))
+    assert estimate == pytest.approx(exact, rel=0.05)
+
+
+def test_coupling_mass_leaves_rows_of_a_zero_diagonal_out():
+    """A linear kernel whose patterns are 60 % zero rows: the others' mass, not the zero rows'
+    0 (which made one-vs-all's auto selection take the cyclic engine; review, stop 49)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4)) + 2.0
+    X[:18] = 0.0
+    K = X @ X.T
+    scale = np.sqrt(np.diag(K))[18:]
+    normalised = np.abs(K[18:, 18:]) / np.outer(scale, scale)
+    expected = np.median(normalised.sum(axis=1) - 1.0)
+    assert expected > 1.0
+    assert engine.coupling_mass(precomputed_source(K), 0.0, np.diag(K).copy()) == pytest.approx(
+        expected, rel=1e-12
+    )
+
+
 def test_small_kernel_cache_gives_the_same_solution(monkeypatch):
     """About 20 of 300 columns cached: compact phases, another path, the same optimum (each
     dual objective within the other's duality gap) and the same predictions."""

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris
+from sklearn.datasets import load_iris, make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
 from msvm.core import datasets
@@ -20,6 +20,7 @@ from msvm.fast import (
     InhibitorySVC,
     LeeLinWahbaSVC,
     MultiPrototypeSVC,
+    OneVsAllSVC,
     SimplexSVC,
     WestonWatkinsSVC,
     base,
@@ -149,6 +150,48 @@ def test_max_iter_counts_the_fits_epochs_with_a_bias(wide_kernel_iris, Estimator
         clf = Estimator(C=100.0, gamma=gamma, max_iter=50, fit_intercept=True,
                         random_state=0).fit(X, y)  # fmt: skip
     assert clf.n_iter_ == 50
+
+
+def test_one_vs_all_classes_count_their_own_budgets_with_a_bias(monkeypatch):
+    """One-vs-all's class-by-class solver gives each class a budget a round: the fit's ten count
+    its steps per class.  Here the classes take ~1 200 steps each over 8 rounds (14 321 in all),
+    each round well within 1 000; summed over the 12 classes the rounds had spent ten budgets
+    of 1 000 by the fourth round, and the fit stopped there with a warning (review, stop 49)."""
+    X, y = make_blobs(n_samples=300, centers=12, n_features=6, cluster_std=2.5, random_state=0)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    common = dict(C=100.0, gamma=1.0 / X.shape[1], selection="greedy", fit_intercept=True,
+                  random_state=0)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        full = OneVsAllSVC(**common).fit(X, y)
+        small_budget(monkeypatch, 1000)
+        budgeted = OneVsAllSVC(**common).fit(X, y)
+    assert budgeted.n_steps_ == full.n_steps_ > 10 * 1000
+    np.testing.assert_array_equal(budgeted.dual_coef_, full.dual_coef_)
+
+
+def test_max_iter_is_exact_over_fractional_rounds(wide_kernel_iris):
+    """The greedy selection counts fractional epochs (its steps over N): a bias's rounds together
+    take max_iter of them, not a step more (1 333 steps of 22 x 60 until the review of stop 49)."""
+    X, y, gamma = wide_kernel_iris
+    with pytest.warns(ConvergenceWarning, match="max_iter=22 epochs"):
+        clf = CrammerSingerSVC(C=1.0, gamma=gamma, selection="greedy", max_iter=22,
+                               fit_intercept=True, random_state=0).fit(X, y)  # fmt: skip
+    assert clf.n_iter_ == 22 and clf.n_steps_ == 22 * len(y)
+
+
+def test_one_vs_all_rounds_share_max_iter_unrounded(wide_kernel_iris):
+    """One-vs-all's class-by-class solver counts its variable steps over N L as epochs, unrounded:
+    this fit converges in 5.2 of them over its bias's rounds, so max_iter=10 is enough (each
+    round's rounded up, it had stopped at 10 with a ConvergenceWarning; review, stop 49)."""
+    X, y, gamma = wide_kernel_iris
+    common = dict(C=100.0, gamma=gamma, selection="greedy", fit_intercept=True, random_state=0)
+    full = OneVsAllSVC(**common).fit(X, y)
+    assert 5 < full.n_steps_ / (len(y) * 3) < 6 and full.n_iter_ == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        capped = OneVsAllSVC(**common, max_iter=10).fit(X, y)
+    np.testing.assert_array_equal(capped.dual_coef_, full.dual_coef_)
 
 
 def test_multi_prototype_rounds_share_max_iter(wide_kernel_iris, monkeypatch):
