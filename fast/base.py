@@ -35,11 +35,9 @@ from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
     STEP_ROUNDING,
     DecompositionSolver,
+    FitLimits,
     LinearData,
     coupling_mass,
-    epoch_limit,
-    fit_limits_spent,
-    fit_step_limit,
     state_outputs,
     state_weights,
 )
@@ -351,7 +349,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         n_iter = n_steps = 0
         unconverged = FitWarnings()  # given once at the end, with the gap
 
-        spent = [0.0, 0.0]  # the fit's epochs and steps in its limits' units (fit_progress)
+        limits = FitLimits(self.max_iter, y_index.size)  # shared by every run of the fit
 
         def run(b, refresh=False):
             """One engine run at bias b (``refresh``: after a recheck, what the fit has left of
@@ -362,9 +360,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             solver = self._make_solver(c, lin, hi, y_index, rho)
             solver.messages = unconverged.new_run()
             if self.solver == "dcd":  # (a bias's later rounds, a refresh: what the others left)
-                solver.continue_fit(*spent)
+                limits.start(solver)
             if refresh:
-                solver.budget = fit_step_limit(self.max_iter, y_index.size) - spent[1]
+                solver.budget = limits.left()[1]
                 solver.more_budgets = False
             if linear:
                 iters, violation = solver.solve_linear(data, alpha, W, w0)
@@ -372,10 +370,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
                 iters, violation = solver.solve_kernel(source, alpha, U)
             n_iter += iters
             n_steps += solver.n_steps
-            if self.solver != "dcd":
-                return None  # (one run: no bias)
-            spent[:] = np.add(spent, solver.fit_progress(iters))
-            return fit_limits_spent(self.max_iter, y_index.size, *spent)
+            return limits.charge(solver, iters) if self.solver == "dcd" else None  # (no bias)
 
         violation, last_bias = np.inf, b
         b = augmented_lagrangian(
@@ -402,8 +397,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             violation = exact
             if exact <= self.tol or claimed > self.tol or refresh == REFRESHES:
                 break  # (claimed > tol: max_iter or the step budget ended the run)
-            epochs_left = epoch_limit(self.max_iter) - spent[0]
-            steps_left = fit_step_limit(self.max_iter, y_index.size) - spent[1]
+            epochs_left, steps_left = limits.left()
             if self.solver != "dcd" or epochs_left <= 0 or steps_left <= 0:
                 break
             before = n_steps

@@ -996,20 +996,37 @@ def step_budget(max_iter: int, n_patterns: int) -> float:
     return float(max(STEP_BUDGET, STEP_BUDGET_PER_PATTERN * n_patterns))
 
 
-def fit_step_limit(max_iter: int, n_patterns: int) -> float:
-    """The pattern steps a whole fit may take, whatever its number of runs: MAX_BUDGETS of
-    ``step_budget``'s budgets."""
-    return MAX_BUDGETS * step_budget(max_iter, n_patterns)
+class FitLimits:
+    """max_iter's epochs and MAX_BUDGETS of ``step_budget``'s budgets for a whole fit, shared by
+    its engine runs (a bias's augmented-Lagrangian rounds, a refresh after a recheck).  Epochs
+    are summed as the runs return them (whole ones for the epoch runners, which numba's ranges
+    need), steps in budget units: one-vs-all's class-by-class solver gives each class a budget,
+    so its steps count per class."""
 
+    def __init__(self, max_iter: int, n_patterns: int):
+        self.max_iter = max_iter
+        self.epoch_limit = epoch_limit(max_iter)
+        self.step_limit = MAX_BUDGETS * step_budget(max_iter, n_patterns)
+        self.epochs, self.steps = 0, 0.0  # spent by the runs so far
 
-def fit_limits_spent(max_iter: int, n_patterns: int, epochs: int, steps: int) -> str | None:
-    """Why a fit whose runs took ``epochs`` epochs and ``steps`` pattern steps may take no
-    further run (max_iter's epochs or MAX_BUDGETS step budgets spent), or None."""
-    if epochs >= epoch_limit(max_iter):
-        return f"the fit ran max_iter={max_iter} epochs"
-    if steps >= fit_step_limit(max_iter, n_patterns):
-        return "the fit spent its step budgets (engine.MAX_BUDGETS)"
-    return None
+    def start(self, solver) -> None:
+        """Let ``solver``'s run take what the earlier runs left (``continue_fit``)."""
+        solver.continue_fit(self.epochs, self.steps)
+
+    def left(self) -> tuple[float, float]:
+        """(epochs, steps) the fit has left."""
+        return self.epoch_limit - self.epochs, self.step_limit - self.steps
+
+    def charge(self, solver, epochs) -> str | None:
+        """Count ``solver``'s run, which returned ``epochs``; returns why the fit may take no
+        further run (its epochs or its step budgets spent), or None."""
+        self.epochs += epochs
+        self.steps += solver.n_steps / (solver.classes_apart or 1)
+        if self.epochs >= self.epoch_limit:
+            return f"the fit ran max_iter={self.max_iter} epochs"
+        if self.steps >= self.step_limit:
+            return "the fit spent its step budgets (engine.MAX_BUDGETS)"
+        return None
 
 
 # The schedule carried between calls of the epoch runners: eps_shrink, the step threshold, the
@@ -1252,7 +1269,7 @@ class DecompositionSolver:
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
-        self.classes_apart = None  # L once the separable solver ran: fit_progress's units
+        self.classes_apart = None  # L once the separable solver ran: FitLimits's units
         self.worst = np.inf  # the largest KKT violation of the last epochs (_run)
         self.proximal_steps = (0, 0)  # (proximal, Newton) steps of a proximal start
         # A pattern within skip_below of its KKT conditions is not stepped on: it already meets
@@ -1263,22 +1280,13 @@ class DecompositionSolver:
         self.warn = True  # a ConvergenceWarning when max_iter ends the run ...
         self.messages = None  # ... or, given a list, its text appended there (the caller warns)
 
-    def continue_fit(self, epochs: float, steps: float) -> None:
-        """Count the ``epochs`` and pattern ``steps`` of the fit's earlier runs (a bias's
-        augmented-Lagrangian rounds; ``fit_progress``'s units): this run may take what they left
-        of max_iter's epochs and of MAX_BUDGETS step budgets, so that both limits are the fit's,
-        not each run's."""
-        left = self.epochs - epochs  # (whole where the runs count whole epochs: numba's ranges)
-        self.epochs = int(left) if float(left).is_integer() else left
+    def continue_fit(self, epochs, steps: float) -> None:
+        """Count the ``epochs`` and pattern ``steps`` (budget units) of the fit's earlier runs
+        (``FitLimits``): this run may take what they left of max_iter's epochs and of
+        MAX_BUDGETS step budgets, so that both limits are the fit's, not each run's."""
+        self.epochs -= epochs
         self.earlier_steps = steps
         self.budget = min(self.budget, self._steps_cap())
-
-    def fit_progress(self, epochs) -> tuple[float, float]:
-        """(epochs, pattern steps) of this solver's runs, which returned ``epochs``, in the units
-        of the fit's limits: the separable solver's steps count per class (each class has its
-        own budget, ``_run_separable``)."""
-        steps = self.n_steps if self.classes_apart is None else self.n_steps / self.classes_apart
-        return float(epochs), float(steps)
 
     def _steps_cap(self) -> float:
         """This solver's steps at which the fit has spent MAX_BUDGETS budgets."""

@@ -53,10 +53,10 @@ from msvm.fast.base import (
 from msvm.fast.convergence import FitWarnings, convergence_warning
 from msvm.fast.engine import (
     DecompositionSolver,
+    FitLimits,
     LinearData,
     epoch_limit,
     exhausted,
-    fit_limits_spent,
     linear_epochs,
     step_budget,
     weights_of_state,
@@ -617,7 +617,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
             )  # fmt: skip
 
         restart = stop is None  # the final static step: its first run may restart (solve)
-        taken = [0.0, 0.0]  # the step's epochs and steps: its bias's rounds share the limits
+        limits = FitLimits(self.max_iter, assigned.size)  # shared by its bias's rounds
 
         def run(b):
             nonlocal restart
@@ -636,14 +636,13 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
                 stop=stop,
             )
             solver.warn = stop is None  # a partial step need not converge: no warning
-            solver.continue_fit(*taken)
+            limits.start(solver)
             if warned is not None:
                 solver.messages = warned.new_run()
             iters, self.kkt_violation_ = static.solve(solver, restart=restart)
             restart = False
             self.n_iter_ += iters
-            taken[:] = np.add(taken, solver.fit_progress(iters))
-            return fit_limits_spent(self.max_iter, assigned.size, *taken)
+            return limits.charge(solver, iters)
 
         self._bias = augmented_lagrangian(
             run, CS, alpha, assigned, 0.0, self._rho, self._bias, self.tol,
