@@ -76,6 +76,17 @@ def kernel_G(K: np.ndarray, n_classes: int, mu: float | None = None) -> np.ndarr
     return np.kron(K, np.eye(n_classes) - c * np.ones((n_classes, n_classes)))
 
 
+def coef_from_dual(
+    p: Problem, alpha: np.ndarray, mu: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(coef, weights) of dual variables ``alpha``: w = sum_ij alpha_ij y_ij [Psi_j(x_i) - mu
+    Psi(x_i)] (ISVM 4.10), in factor space R^T (alpha o Y) (I - mu 11^T), and the outputs'
+    coefficients (4.12), f = K coef with coef = (alpha o Y) (I - mu 11^T)^2."""
+    _, P = _inhibition(p.n_classes, mu)
+    A = alpha * p.Y
+    return A @ P @ P, p.R.T @ A @ P
+
+
 @hard_margin_fallback
 def primal(
     p: Problem, mu: float | None = None, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
@@ -137,14 +148,15 @@ def dual(
         constraints.append(balance)
     problem, elapsed = solve(objective, constraints, solver)
     a = alpha.value
+    coef, weights = coef_from_dual(p, a, mu)  # (4.12): factor I(j = j') - c
     return certified(
         Solution(
             formulation=NAME,
             form="dual",
             objective=problem.value,
-            coef=(a * p.Y) @ P @ P,  # (4.12): factor I(j = j') - c
+            coef=coef,
             problem=p,
-            weights=p.R.T @ (a * p.Y) @ P,
+            weights=weights,
             intercept=P @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
             solver=used_solver(problem),

@@ -78,6 +78,14 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
     )
 
 
+def coef_from_dual(p: Problem, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(coef, weights) of dual variables ``alpha`` (alpha_iy = 0): w = -R^T alpha (I - 11^T / L),
+    the outputs K coef with coef = -alpha (I - 11^T / L)."""
+    L = p.n_classes
+    coef = -alpha @ (np.eye(L) - np.ones((L, L)) / L)
+    return coef, p.R.T @ coef
+
+
 @hard_margin_fallback
 def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) -> Solution:
     """The Lee-Lin-Wahba dual derived above; weighted, 0 <= alpha_ij <= C s_i; with
@@ -99,14 +107,15 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
         constraints.append(balance)
     problem, elapsed = solve(objective, constraints, solver)
     a = np.where(positives, 0.0, alpha.value)
+    coef, weights = coef_from_dual(p, a)
     return certified(
         Solution(
             formulation=NAME,
             form="dual",
             objective=problem.value,
-            coef=-a @ centre,
+            coef=coef,
             problem=p,
-            weights=-p.R.T @ a @ centre,
+            weights=weights,
             intercept=-centre @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
             solver=used_solver(problem),

@@ -66,6 +66,13 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
 
 
 @hard_margin_fallback
+def coef_from_dual(p: Problem, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(coef, weights) of dual variables ``alpha``: w_j = sum_i alpha_ij y_ij phi(x_i), class j's
+    binary SVM, so coef = alpha o Y and the weights in factor space R^T coef."""
+    coef = alpha * p.Y
+    return coef, p.R.T @ coef
+
+
 def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) -> Solution:
     """Sum over classes of the binary SVM duals (without a bias, no equality constraint; with
     one, sum_i alpha_ij y_ij = 0 for each class j); weighted, the box is 0 <= alpha_ij <= C s_i."""
@@ -82,7 +89,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
         constraints += balances
     problem, elapsed = solve(cp.Maximize(objective), constraints, solver)
     A = np.column_stack([a.value for a in alphas])
-    coef = A * p.Y
+    coef, weights = coef_from_dual(p, A)
     return certified(
         Solution(
             formulation=NAME,
@@ -90,7 +97,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             objective=problem.value,
             coef=coef,
             problem=p,
-            weights=p.R.T @ coef,
+            weights=weights,
             intercept=np.array([c.dual_value for c in balances]) if fit_intercept else None,
             dual_coef=A,
             solver=used_solver(problem),

@@ -30,6 +30,13 @@ def difference_coef(alpha, true_output: np.ndarray, n_outputs: int):
     return cp.multiply(E, cp.sum(alpha, axis=1, keepdims=True) @ np.ones((1, n_outputs))) - alpha
 
 
+def coef_from_dual(p, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(coef, weights) of dual variables ``alpha`` (alpha_iy = 0): w = R^T B with B =
+    ``difference_coef`` (B_iy = sum_j alpha_ij, B_ij = -alpha_ij), the outputs K B."""
+    coef = difference_coef(alpha, p.y_index, p.n_classes)
+    return coef, p.R.T @ coef
+
+
 def differences(F, true_output: np.ndarray, rows: np.ndarray, cols: np.ndarray):
     """f_{y_i}(x_i) - f_j(x_i) for the listed (i, j) pairs (cvxpy expression)."""
     return F[rows, true_output[rows]] - F[rows, cols]

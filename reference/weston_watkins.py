@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from msvm.reference.pairwise import difference_coef, differences, negatives
+from msvm.reference.pairwise import coef_from_dual, difference_coef, differences, negatives
 from msvm.reference.problem import (
     DEFAULT_SOLVER,
     Problem,
@@ -107,7 +107,7 @@ def dual(
         constraints.append(balance)
     problem, elapsed = solve(objective, constraints, solver)
     a = np.where(positives, 0.0, alpha.value)
-    coef = difference_coef(a, p.y_index, L)
+    coef, weights = coef_from_dual(p, a)
     return certified(
         Solution(
             formulation=NAME,
@@ -115,7 +115,7 @@ def dual(
             objective=problem.value,
             coef=coef,
             problem=p,
-            weights=p.R.T @ coef,
+            weights=weights,
             intercept=centred(balance.dual_value) if fit_intercept else None,
             dual_coef=a,
             solver=used_solver(problem),

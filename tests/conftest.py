@@ -75,20 +75,16 @@ def typed_names():
 
 
 @pytest.fixture
-def fake_isvm_reference(monkeypatch):
-    """Replace the reference primal (4.1) that ``claims.theorem_one`` checks its profile against
-    with a faked profile's own values (``make_profile`` takes ``inhibition.profile``'s
-    arguments): a test of the verdict's logic on a made-up E*(mu)."""
-    from types import SimpleNamespace
+def agreeing_reference():
+    """A function giving ``prof`` (an ``inhibition.MuProfile`` whose values a test made up) the
+    reference primal (4.1) faked to agree with it where it is read: a test of the verdicts'
+    logic on a made-up E*(mu)."""
+    return _agreeing_reference
 
-    from msvm.core import datasets
-    from msvm.verify import claims
 
-    def install(make_profile):
-        X, y = datasets.load("iris")
-        prof = make_profile(X, y, C=0.1, kernel="linear", n_points=13, dataset="iris")
-        values = dict(zip(prof.mus.tolist(), prof.objectives.tolist(), strict=True))
-        fake = SimpleNamespace(primal=lambda p, mu=None: SimpleNamespace(objective=values[mu]))
-        monkeypatch.setattr(claims, "inhibitory", fake)
-
-    return install
+def _agreeing_reference(prof):
+    read = {0, len(prof.mus) - 1, prof.at, int(np.argmin(prof.objectives))}
+    read.add(int(np.argmax(prof.objectives)))
+    prof.reference = {float(prof.mus[k]): float(prof.objectives[k]) for k in read}
+    prof.reference_slope = float(prof.derivatives[prof.at])
+    return prof

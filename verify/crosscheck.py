@@ -16,12 +16,15 @@ weighted primal and dual, the fast fit's and scikit-learn's ``sample_weight``.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.svm import SVC
 
 from msvm.core.objectives import canonical_objective, logistic_loss
 from msvm.fast import (
@@ -33,8 +36,17 @@ from msvm.fast import (
     SimplexSVC,
     WestonWatkinsSVC,
 )
-from msvm.reference import FORMULATIONS, Problem
+from msvm.reference import (
+    FORMULATIONS,
+    Problem,
+    crammer_singer,
+    inhibitory,
+    lee_lin_wahba,
+    one_vs_all,
+    weston_watkins,
+)
 from msvm.reference.problem import NotSolvedError
+from msvm.reference.values import primal_value
 
 # formulation -> (fast estimator, its options); max_svm / sum_svm are the same problems as
 # Crammer-Singer / Weston-Watkins on the canonical scale.
@@ -51,6 +63,20 @@ FAST = {
     "simplex_square": (SimplexSVC, {"loss": "squared"}),
 }
 PAPER_SOLVERS = ("inhibitory", "one_vs_all", "weston_watkins", "lee_lin_wahba")
+# formulation -> the reference layer's map from dual variables to (coef, weights), for the fast
+# estimators whose ``dual_coef_`` are that dual's variables (``dual_coef_reasons``)
+COEF_FROM_DUAL = {
+    "inhibitory": inhibitory.coef_from_dual,
+    "one_vs_all": one_vs_all.coef_from_dual,
+    "weston_watkins": weston_watkins.coef_from_dual,
+    "sum_svm": weston_watkins.coef_from_dual,
+    "crammer_singer": crammer_singer.coef_from_dual,
+    "max_svm": crammer_singer.coef_from_dual,
+    "lee_lin_wahba": lee_lin_wahba.coef_from_dual,
+}
+# The fit's outputs and objective_ against those of its dual_coef_, relative (the same dual
+# variables on two kernels, numba's and numpy's: ~1e-13).
+DUAL_COEF_RTOL = 1e-8
 # formulations with a fit_intercept option in both layers (logistic always has its bias)
 BIASED = (
     "inhibitory",
@@ -185,6 +211,58 @@ def gap_bound_reasons(name: str, model, C: float, sample_weight, dual_tol: float
     return [f"{name} duality gap {gap:.3g} exceeds {allowed:.3g}, what its KKT violation allows"]
 
 
+def dual_coef_reasons(formulation: str, model, p: Problem, exact, X) -> list:
+    """The fit's public dual variables against its own outputs and objective, through the
+    reference layer's map from dual variables to weights (``COEF_FROM_DUAL``, e.g. ISVM 4.10
+    and 4.12): k(X, X) coef + intercept_ must be the fit's class scores on its training points,
+    and the primal value at those weights (``values.primal_value``, the reference's numpy loss)
+    its ``objective_``.  The dual variables need not be unique; these two hold for any.  Also:
+    a fit that did not warn must report a KKT violation within its tol (``gap_bound`` trusts
+    it)."""
+    reasons = []
+    if getattr(model, "kkt_violation_", 0.0) > model.tol:
+        reasons.append(
+            f"the fast fit reports a KKT violation {model.kkt_violation_:.1e} > tol={model.tol:g}"
+        )
+    if formulation not in COEF_FROM_DUAL:
+        return reasons
+    coef, weights = COEF_FROM_DUAL[formulation](p, np.asarray(model.dual_coef_, dtype=float))
+    bias = model.intercept_ if model.fit_intercept else None
+    at_fit = dataclasses.replace(exact, coef=coef, weights=weights, intercept=bias)
+    scores = model._scores(X)
+    off = float(np.abs(at_fit.decision_function(X) - scores).max()) / (1 + np.abs(scores).max())
+    if off > DUAL_COEF_RTOL:
+        reasons.append(f"the fast fit's outputs are {off:.1e} (relative) off its dual_coef_'s")
+    value = primal_value(at_fit)
+    if relative(model.objective_, value) > DUAL_COEF_RTOL:
+        reasons.append(
+            f"the fast fit's objective_ {model.objective_:.9g} is not the primal value "
+            f"{value:.9g} at its dual_coef_"
+        )
+    return reasons
+
+
+def primitive_reasons(p: Problem, gamma) -> list:
+    """What both layers take from ``msvm.core`` -- the numeric gamma ("scale", "auto") and the
+    kernel -- against scikit-learn's: a mistake there would be shared by the two layers and
+    no comparison of them could show it.  gamma as ``SVC`` resolves it at fit, the kernel by
+    ``pairwise_kernels`` at that gamma (relative to its largest entry; ``Problem`` may have
+    cleaned K's eigenvalues below 1e-10 of the largest)."""
+    if p.kernel == "precomputed":
+        return []
+    params = {"degree": p.degree, "coef0": p.coef0} if p.kernel == "poly" else {}
+    if p.kernel != "linear":
+        peer = SVC(kernel=p.kernel, gamma=gamma, **params).fit(p.X, p.y_index)._gamma
+        if relative(p.gamma, peer) > 1e-12:
+            return [f"gamma={gamma!r} is {p.gamma:.12g}; scikit-learn's SVC uses {peer:.12g}"]
+        params["gamma"] = peer
+    K = pairwise_kernels(p.X, metric=p.kernel, **params)
+    off = float(np.abs(p.K - K).max()) / max(float(np.abs(K).max()), 1e-300)
+    if off > 1e-8:
+        return [f"the {p.kernel} kernel matrix is {off:.1e} (relative) off scikit-learn's"]
+    return []
+
+
 def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
     return float(np.mean(a[mask] == b[mask])) if mask.any() else 1.0
 
@@ -286,6 +364,7 @@ def check(
     )
     if row.gap > gap_tol:
         row.reasons.append(f"primal-dual gap {row.gap:.1e} > {gap_tol:g}")
+    row.reasons += primitive_reasons(p, gamma)
     if not solved:
         row.passed = False
         return row
@@ -327,6 +406,7 @@ def check(
             "the fast fit's", fast_model, C, p.sample_weight, dual_tol or 0.0
         )
         row.fast_difference = min(row.fast_difference, relative(fast_dual, dual.objective))
+        row.reasons += dual_coef_reasons(formulation, fast_model, p, dual, X)
     if row.fast_difference > fast_tol:
         row.reasons.append(f"fast objective differs by {row.fast_difference:.1e} > {fast_tol:g}")
     masks = {}  # the points each solution's predictions are compared on (default: clear)

@@ -284,9 +284,13 @@ def test_a_common_shift_of_unique_outputs_fails(wine, monkeypatch, formulation, 
 
 
 def test_a_common_shift_is_free_for_class_differences_with_a_bias(wine, monkeypatch):
-    """Weston-Watkins' loss reads differences of outputs: with a bias, a common shift is free."""
-    real = WestonWatkinsSVC._scores
-    monkeypatch.setattr(WestonWatkinsSVC, "_scores", lambda self, X: real(self, X) + 0.3)
+    """Weston-Watkins' loss reads differences of outputs: with a bias, a common shift is free
+    (made in ``intercept_``, so that the fit's scores stay those of its dual_coef_ and bias)."""
+
+    def shifted(model):
+        model.intercept_ = model.intercept_ + 0.3
+
+    after_fit(monkeypatch, WestonWatkinsSVC, shifted)
     row = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False,
                 fit_intercept=True)  # fmt: skip
     assert row.passed, row.reasons
@@ -374,3 +378,65 @@ def test_a_fast_fit_that_does_not_converge_is_a_reason(wine, monkeypatch):
     after_fit(monkeypatch, WestonWatkinsSVC, warned)
     row = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False)
     assert "the fast fit did not converge: stopped at max_iter" in row.reasons
+
+
+@pytest.mark.parametrize(
+    "formulation,estimator,change",
+    [
+        ("inhibitory", InhibitorySVC, lambda a: 2.0 * a),
+        ("one_vs_all", OneVsAllSVC, lambda a: a[::-1]),
+        ("weston_watkins", WestonWatkinsSVC, lambda a: a[:, ::-1]),
+        (
+            "crammer_singer",
+            CrammerSingerSVC,
+            lambda a: a[np.random.default_rng(0).permutation(len(a))],
+        ),
+    ],
+)
+def test_a_dual_coef_that_is_not_the_fits_fails(wine, monkeypatch, formulation, estimator, change):
+    """The public ``dual_coef_`` went unchecked (stop 50's audit: doubled, reversed or permuted
+    after the fit, every row passed): the reference layer's map from dual variables to weights
+    must give the fit's outputs and its objective."""
+
+    def corrupt(model):
+        model.dual_coef_ = change(model.dual_coef_)
+
+    after_fit(monkeypatch, estimator, corrupt)
+    row = check(formulation, *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert any("off its dual_coef_'s" in reason for reason in row.reasons)
+    assert any("is not the primal value" in reason for reason in row.reasons)
+
+
+def test_an_objective_off_by_4_percent_fails_whatever_violation_the_fit_reports(wine, monkeypatch):
+    """``gap_bound`` took the fit's own ``kkt_violation_``: an objective_ 4 % high passed beside a
+    reported violation of 1e-2 at tol 1e-6 without a warning (stop 50's audit)."""
+
+    def off(model):
+        model.objective_ *= 1.04
+        model.kkt_violation_ = 1e-2
+
+    after_fit(monkeypatch, WestonWatkinsSVC, off)
+    row = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert any("KKT violation 1.0e-02 > tol=1e-06" in reason for reason in row.reasons)
+    assert any("objective_" in reason and "primal value" in reason for reason in row.reasons)
+
+
+@pytest.mark.parametrize("gamma", ["scale", "auto"])
+def test_a_gamma_both_layers_share_is_held_to_scikit_learns(wine, monkeypatch, gamma):
+    """Both layers take the numeric gamma from ``msvm.core``: doubled there, every comparison
+    of the two layers passed (stop 50's audit); scikit-learn's SVC resolves it apart."""
+    from msvm.core import validation
+
+    real = validation.resolve_gamma
+    monkeypatch.setattr(validation, "resolve_gamma", lambda g, X: 2.0 * real(g, X))
+    row = check("one_vs_all", *wine, C=1.0, kernel="rbf", gamma=gamma, paper_solvers=False)
+    assert any("scikit-learn's SVC uses" in reason for reason in row.reasons)
+
+
+def test_a_kernel_both_layers_share_is_held_to_scikit_learns(wine, monkeypatch):
+    from msvm.core import kernels
+
+    real = kernels.KERNELS["poly"]
+    monkeypatch.setitem(kernels.KERNELS, "poly", lambda X, Y, g, d, c: 1.001 * real(X, Y, g, d, c))
+    row = check("one_vs_all", *wine, C=1.0, kernel="poly", paper_solvers=False)
+    assert any("off scikit-learn's" in reason for reason in row.reasons)

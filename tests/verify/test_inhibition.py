@@ -31,6 +31,13 @@ def test_profile_peaks_at_one_over_L_and_falls_to_the_common_mode_free_limit(tmp
     assert np.all(np.sign(slopes[: middle - 1]) == np.sign(prof.derivatives[1:middle]))
     plot([prof], tmp_path / "mu.png")
     assert (tmp_path / "mu.png").stat().st_size > 1000
+    # read where the reference primal (4.1) met it: the ends, 1/L, the extrema, the slope
+    assert prof.agrees and set(prof.reference) >= {prof.mus[0], prof.mus[middle], prof.mus[-1]}
+    offset, slope = prof.disagreement()
+    assert offset < 1e-7 and slope < 3e-6  # (the reference slope carries its solves over h)
+    assert "no reading" not in prof.summary()
+    prof.objectives[middle] *= 1.0 + 1e-4  # a fit at 1/L off by 1e-4
+    assert not prof.agrees and "no reading of Theorem 1 or Lemma 2" in prof.summary()
 
 
 def test_far_inhibitions_approach_the_limit_from_above():
@@ -52,7 +59,7 @@ def test_far_inhibitions_approach_the_limit_from_above():
 
 
 def test_a_profile_falling_towards_one_over_L_would_make_theorem_one_hold(
-    monkeypatch, fake_isvm_reference
+    monkeypatch, agreeing_reference
 ):
     """The claim's verdict follows the profile: were 1/L the profile's minimum, it would hold."""
     from msvm.verify import claims, inhibition
@@ -63,10 +70,9 @@ def test_a_profile_falling_towards_one_over_L_would_make_theorem_one_hold(
         prof = real(*args, **kwargs)
         prof.objectives = 2 * prof.objectives.max() - prof.objectives
         prof.limit = np.inf
-        return prof
+        return agreeing_reference(prof)
 
     monkeypatch.setattr(inhibition, "profile", flipped)
-    fake_isvm_reference(flipped)
     assert claims.theorem_one()[0].verdict == "holds"
 
 
@@ -75,3 +81,22 @@ def test_sum_of_outputs_is_not_zero_away_from_one_over_L():
     clf = InhibitorySVC(mu=0.2, tol=1e-6).fit(X, y)
     assert np.abs(clf.decision_function(X).sum(axis=1)).max() > 1e-3
     assert envelope_derivative(clf, X) > 0
+
+
+def test_verify_plots_fails_when_the_profile_is_not_the_machine(monkeypatch, tmp_path, capsys):
+    """`msvm verify --plots` read Theorem 1 off any profile, with exit status 0: a fast layer
+    that ignores mu (every fit at 1/L) now gives no reading and a failing exit status."""
+    from msvm.verify import inhibition
+    from msvm.verify.cli import main
+
+    real_fit = inhibition.InhibitorySVC.fit
+
+    def at_one_over_L(self, X, y, **kwargs):
+        self.mu = None
+        return real_fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(inhibition.InhibitorySVC, "fit", at_one_over_L)
+    argv = ["verify", "--quick", "--dataset", "iris", "--formulations", "one_vs_all"]
+    assert main([*argv, "--n-samples", "45", "--plots", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "no reading of Theorem 1" in out and "does not meet the reference primal" in out
