@@ -49,7 +49,7 @@ def _check_probability(estimator) -> bool:
 
 def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None):
     """Class scores (n_samples, n_classes) of every pattern from a machine fitted without its fold
-    (with the fit's weights s_i, ``weights``; None: all 1).
+    (with the fit's weights s_i, ``weights``; None: all 1, which class_weight then is too).
 
     Folds: ``StratifiedKFold`` with min(5, smallest class count) splits (at least 2).  A class
     absent from a training fold (a class of one pattern) gets a score one below the fold
@@ -60,9 +60,14 @@ def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None
     seed = check_random_state(random_state).randint(np.iinfo(np.int32).max)
     folds = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
     scores = np.empty((y_index.size, n_classes))
+    # The fold machines see class indices 0..L-1, not the labels: ``weights`` already hold
+    # class_weight[y_i] (None: every one 1), so a class_weight keyed by label is dropped, and a
+    # cost matrix (Crammer-Singer's Delta) is cut to the classes a fold has.
     model = clone(estimator).set_params(probability=False)
-    if weights is not None:  # s_i already holds class_weight[y_i]
+    params = model.get_params()
+    if "class_weight" in params:
         model.set_params(class_weight=None)
+    cost = params.get("cost")
     for train, test in folds.split(np.zeros((y_index.size, 1)), y_index):
         fit_X = X[np.ix_(train, train)] if estimator.kernel == "precomputed" else X[train]
         test_X = X[np.ix_(test, train)] if estimator.kernel == "precomputed" else X[test]
@@ -72,7 +77,10 @@ def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None
             scores[np.ix_(test, present)] = 0.0
             continue
         fold_weights = None if weights is None else weights[train]
-        fold = clone(model).fit(fit_X, y_index[train], sample_weight=fold_weights)
+        fold = clone(model)
+        if cost is not None:
+            fold.set_params(cost=np.asarray(cost)[np.ix_(present, present)])
+        fold.fit(fit_X, y_index[train], sample_weight=fold_weights)
         raw = fold._scores(test_X)
         scores[test] = raw.min(axis=1, keepdims=True) - 1.0
         scores[np.ix_(test, present)] = raw

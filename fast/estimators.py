@@ -226,7 +226,16 @@ class InhibitorySVC(OneVsAllSVC):
         mu = 1.0 / L if self.mu is None else float(self.mu)
         if not np.isfinite(mu):
             raise ValueError(f"mu must be finite (mu={mu}).")
-        return mu * (2.0 - mu * L)  # c = (1 - (1 - mu L)^2) / L: any real mu, G stays PSD
+        with np.errstate(over="ignore"):
+            c = mu * (2.0 - mu * L)  # c = (1 - (1 - mu L)^2) / L: any real mu, G stays PSD
+        if not abs(c) * L * np.finfo(float).eps < 1.0:  # G = K (I - c 11^T): I below rounding
+            raise ValueError(
+                f"mu={mu!r} is too large: the inhibition's constant c = mu (2 - mu L) = {c:.3g} "
+                "leaves the identity part of the kernel (6.3) below rounding in float64 (|c| L "
+                "must stay below 1 / eps, |mu| below about 7e7 / L; the machine approaches its "
+                "limit as |mu| grows, msvm.reference.inhibitory.common_mode_free)."
+            )
+        return c
 
 
 class LeeLinWahbaSVC(BaseMulticlassSVC):

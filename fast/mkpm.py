@@ -93,12 +93,16 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from msvm.core import kernels
 from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite, check_sample_weight
-from msvm.fast.base import support_by_class, support_counts, validate_training_data
+from msvm.fast.base import (
+    support_by_class,
+    support_counts,
+    validate_prediction_data,
+    validate_training_data,
+)
 from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
 from msvm.fast.mkpm_path import capped_allocation_path, loo_misclassified, select_dimension
 from msvm.fast.threads import blas_threads
@@ -522,8 +526,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
 
     def path_outputs(self, X):
         """f(x) for every total dimension d = 0..D, shape (n_samples, D+1, L)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_prediction_data(self, X)
         return self._path_outputs(
             self._scores(X), self.coef_, self.allocation_path_, self._intercept
         )
@@ -532,8 +535,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8), a block of rows at
         a time: the projections z(x) have as many columns as the basis (up to N), so that at
         most about ``core.kernels.BLOCK_BYTES`` of them are held."""
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_prediction_data(self, X)
         # floats a row: k(x, landmarks), z(x) and the (classes x code) differences
         width = sum(self._basis.to_scores.shape) + self.code_.size
         step = max(1, kernels.BLOCK_BYTES // (8 * width))

@@ -403,6 +403,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     (objective_ - dual_objective_) / |objective_|.
     dual_coef_ : (n_samples, L q) dual variables alpha_i^r of the negative prototypes.
     support_, n_support_ : patterns with a non-zero dual variable, and their count per class.
+    No ``coef_``, whatever the kernel: a class's score is the largest of its prototypes', not a
+    linear function of x.
 
     Examples
     --------

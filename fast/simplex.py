@@ -73,6 +73,7 @@ class SimplexSVC(BaseMulticlassSVC):
     dual_coef_ : (n_samples,) alpha for the hinge loss, f(x) = sum_k k(x, x_k) alpha_k y_k;
         (n_samples, n_classes - 1) coefficients C for the squared loss
     code_coef_ : coefficients c_k (rows of the support vectors) in code space
+    coef_ : (n_classes, n_features) weights of the class scores <f(x), a_t>, linear kernel only
     support_, n_support_ : patterns with a non-zero dual coefficient, and their count per class
     objective_, dual_objective_ : canonical primal and dual values (equal for the squared loss)
     """
@@ -179,7 +180,6 @@ class SimplexSVC(BaseMulticlassSVC):
         weights = loss_weights(self, sample_weight, self._y_index)
         T = self.classes_.size
         self._linear_weights = False  # predictions go through the kernel
-        self.__dict__.pop("coef_", None)  # from an earlier hinge fit with the linear kernel
         K = (
             X
             if self.kernel == "precomputed"
@@ -215,6 +215,10 @@ class SimplexSVC(BaseMulticlassSVC):
         self.code_ = simplex_code(T)
         self.dual_coef_ = B  # the dual variables A of the square loss are B
         self.code_coef_ = B[self.support_]
+        if self.kernel == "linear":  # the class scores' weights, as the hinge loss's fit has them
+            self.coef_ = np.asarray(self.support_vectors_.T @ self._sv_coef).T
+        else:
+            self.__dict__.pop("coef_", None)  # from an earlier fit with the linear kernel
         self._fit_probability(X, self._y_index)
         return self
 

@@ -174,3 +174,42 @@ def test_class_weight_raises_the_favoured_class_probability():
     weighted = WestonWatkinsSVC(probability=True, class_weight={0: 20.0}, random_state=0)
     weighted.fit(X, y)
     assert weighted.predict_proba(X)[:, 0].mean() > plain.predict_proba(X)[:, 0].mean() + 0.1
+
+
+@pytest.mark.parametrize(
+    "labels,class_weight",
+    [
+        (np.array(["a", "b", "c"]), {"a": 1, "b": 1, "c": 1}),
+        (np.array([1, 2, 3]), {1: 1.0, 2: 1.0, 3: 1.0}),
+        (np.array([1, 2, 3]), {3: 1.0}),
+    ],
+)
+def test_a_class_weight_of_ones_keyed_by_label_calibrates(labels, class_weight):
+    """Weights that all come out 1 left class_weight on the fold machines, which are fitted on
+    class indices: the label-keyed dict was refused ("The classes, [0, 1, 2], are not in
+    class_weight"; stop 50's sweep).  It is the unweighted fit, probabilities included."""
+    X, y = datasets.load("iris")
+    weighted = WestonWatkinsSVC(probability=True, class_weight=class_weight, random_state=0)
+    plain = WestonWatkinsSVC(probability=True, random_state=0)
+    np.testing.assert_array_equal(
+        weighted.fit(X, labels[y]).predict_proba(X), plain.fit(X, labels[y]).predict_proba(X)
+    )
+
+
+def test_a_cost_matrix_calibrates_with_a_class_missing_from_a_fold():
+    """Crammer-Singer's cost Delta is L x L over classes_: a fold without a class (a class of
+    one pattern) was given the whole matrix for L - 1 classes and refused it; its rows must be
+    those of the classes the fold has."""
+    X, y = datasets.load("iris")
+    y4 = y.copy()
+    y4[0] = 3
+    cost = 1.0 - np.eye(4)
+    cost[3, :3] = cost[:3, 3] = 2.0  # the lone class: costlier to confuse
+    model = CrammerSingerSVC(cost=cost, probability=True, random_state=0).fit(X, y4)
+    P = model.predict_proba(X)
+    assert P.shape == (len(y4), 4)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    # the fold without class 3 saw the cost of classes 0-2 only: 1 - I, as the default cost does
+    default = CrammerSingerSVC(probability=True, random_state=0).fit(X, y)
+    trimmed = CrammerSingerSVC(cost=cost[:3, :3], probability=True, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(trimmed.predict_proba(X), default.predict_proba(X))

@@ -77,7 +77,7 @@ def test_bad_input_raises_value_errors(Estimator, wine):
         Estimator(kernel="precomputed").fit(X @ X[:20].T, y)
     K = X @ X.T
     clf = Estimator(kernel="precomputed").fit(K, y)
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="one per training point"):
         clf.predict(K[:, :-1])
     with pytest.raises(ValueError, match="features"):
         Estimator().fit(X, y).predict(X[:, :4])

@@ -62,3 +62,16 @@ def test_a_squared_loss_fit_larger_than_cache_size_is_refused_with_what_it_needs
         SimplexSVC(loss="squared", cache_size=1).fit(X, y)
     model = SimplexSVC(loss="squared", cache_size=2).fit(X, y)
     assert model.objective_ == pytest.approx(SimplexSVC(loss="squared").fit(X, y).objective_)
+
+
+def test_the_squared_loss_with_the_linear_kernel_has_coef_as_the_hinge_loss_does():
+    """coef_ was only on the hinge loss's linear fits (stop 50's sweep): X coef_^T + intercept_
+    are the class scores; another kernel drops it."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    model = SimplexSVC(kernel="linear", loss="squared").fit(X, y)
+    np.testing.assert_allclose(
+        X @ model.coef_.T + model.intercept_, model.decision_function(X), atol=1e-10
+    )
+    assert not hasattr(model.set_params(kernel="rbf").fit(X, y), "coef_")
