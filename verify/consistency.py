@@ -322,6 +322,13 @@ class ConditionalRisk:
         decides every draw by LPs over S*, skipping the affine-hull shortcut."""
         if method not in ("auto", "lp"):
             raise ValueError(f"method must be 'auto' or 'lp'; got {method!r}.")
+        small = p[(p > 0) & (p <= 10 * self.tol.support)]
+        if small.size:  # its rows' duals, at most p_j, fall below the support tolerance
+            raise ValueError(
+                f"p has an entry {small.min():.2g} within 10 x the dual-support tolerance "
+                f"{self.tol.support:g}: the optimal face cannot be read from the LP's duals; "
+                "give 0 for it, or Tolerances(support=...) below it."
+            )
         k = int(np.argmax(p))
         tie = self.tol.tie
         best, face, E, duals = self.optimal_face(p)

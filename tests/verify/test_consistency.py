@@ -189,3 +189,16 @@ def test_consistency_command_json(tmp_path):
     assert (ww3["formulation"], ww3["L"]) == ("weston_watkins", 3)
     assert ww3["inconsistent"] == pytest.approx(ww3["wrong"] + ww3["tied"] + ww3["mixed"])
     assert ww3["tolerances"] == {"solver": 1e-10, "support": 1e-9, "tie": 1e-6, "rank": 1e-9}
+
+
+def test_a_probability_below_the_support_tolerance_is_refused_by_name():
+    """p = (2.7e-10, 1 - 2.7e-10): every dual of the rare class's rows is below the absolute
+    support tolerance 1e-9, and classify raised "the optimal face is not optimal: excess inf"
+    (stop 50's audit); it says why, and a smaller tolerance (or a 0) decides the draw."""
+    from msvm.verify.consistency import ConditionalRisk, Tolerances, hinges
+
+    p = np.array([2.7e-10, 1 - 2.7e-10])
+    with pytest.raises(ValueError, match="within 10 x the dual-support tolerance"):
+        ConditionalRisk(hinges("one_vs_all", 2)).classify(p)
+    finer = ConditionalRisk(hinges("one_vs_all", 2), Tolerances(support=1e-12))
+    assert finer.classify(p).category == "correct"
