@@ -291,7 +291,7 @@ def check(
     gap_tol: float = 1e-6,
     fast_tol: float = 1e-4,
     output_tol: float = 1e-3,
-    paper_tol: float = 5e-3,
+    paper_tol: float = 1e-3,
     tie_margin: float = 1e-3,
     paper_solvers: bool = True,
     random_state: int = 0,
