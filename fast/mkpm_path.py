@@ -70,7 +70,7 @@ def select_dimension(errors: np.ndarray) -> int:
 
 
 def loo_misclassified(
-    A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset, block=32
+    A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset, block=32, first=0
 ):
     """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
     PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
@@ -89,7 +89,10 @@ def loo_misclassified(
     minimises ||c_q||^2 - 2 g . c_q; on a near tie the products are recomputed in a fixed
     order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
     there), so that equal distances compare equal and the first codeword wins.  Patterns go
-    in blocks of ``block``, innermost, where the loops vectorise."""
+    in blocks of ``block``, innermost, where the loops vectorise.  ``first``: the errors of
+    d >= first only (0 below it), every column taken as moved at d = first, as at d = 0: a
+    path grown from ``first`` rows has the same allocations below (``allocation_programme``'s
+    rows do not depend on its width)."""
     D = A.shape[1]
     L, Q, width = projections.shape[1], code.shape[0], alloc.shape[0]
     # the work arrays, made by numpy (numba's allocations compiled an overload each: stop 37)
@@ -110,15 +113,16 @@ def loo_misclassified(
     for l in range(L):  # ||c_q||^2, summed over l in order
         norms += code[:, l] * code[:, l]
     loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset,
-               norms, wrong, work)  # fmt: skip
+               norms, wrong, work, first)  # fmt: skip
     return wrong
 
 
 @nb.njit(cache=True)
 def loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset,
-               norms, wrong, work):  # fmt: skip
+               norms, wrong, work, first):  # fmt: skip
     """``loo_misclassified``'s loops: wrong[d] += the weights of the patterns misclassified at
-    dimension d; ``norms`` holds ||c_q||^2, ``work`` the work arrays (made by the caller)."""
+    dimension d >= first; ``norms`` holds ||c_q||^2, ``work`` the work arrays (made by the
+    caller)."""
     N, D = A.shape
     L, Q = projections.shape[1], code.shape[0]
     width = alloc.shape[0]
@@ -129,7 +133,9 @@ def loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lev
     for d in range(width):
         starts[d + 1] = starts[d]
         for l in range(L):
-            if d == 0 or alloc[d, l] != alloc[d - 1, l]:
+            if d < first:
+                break
+            if d == first or alloc[d, l] != alloc[d - 1, l]:
                 moved[starts[d + 1]] = l
                 starts[d + 1] += 1
     for start in range(0, N, block):
@@ -153,7 +159,7 @@ def loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lev
         defined[:] = True
         undefined[:] = 0
         dots[:] = 0.0
-        for d in range(width):
+        for d in range(first, width):
             for j in range(starts[d], starts[d + 1]):
                 l = moved[j]
                 k = alloc[d, l]

@@ -344,3 +344,21 @@ def test_default_total_dimension_grows_off_the_end_of_the_path():
     fixed = MKPMClassifier(random_state=0, n_components=150).fit(X, y)  # the old default
     assert fixed.selected_dimension_ >= 0.9 * 150
     assert default.score(X, y) > fixed.score(X, y)
+
+
+def test_a_grown_total_dimension_keeps_the_nystroem_basis_and_the_errors_below_it():
+    """D grows on digits (1 257 points, Nystroem with 314 landmarks: d = 1 220 of 1 257 at
+    D = N).  The longer path keeps the first pass's basis (its landmarks: the second pass drew
+    new ones, a second kernel PCA, and gave another fit) and its leave-one-out errors below the
+    old D (the second pass computed them again): the fit equals one pass at the grown D."""
+    from sklearn.model_selection import train_test_split
+
+    X, y = datasets.load("digits")
+    X, _, y, _ = train_test_split(X / 16.0, y, test_size=0.3, stratify=y, random_state=0)
+    default = MKPMClassifier(random_state=0).fit(X, y)
+    D = default.selection_errors_.size - 1
+    assert D > X.shape[0]  # D grew
+    one_pass = MKPMClassifier(random_state=0, n_components=D).fit(X, y)
+    np.testing.assert_array_equal(default._basis.landmarks, one_pass._basis.landmarks)
+    np.testing.assert_array_equal(default.selection_errors_, one_pass.selection_errors_)
+    np.testing.assert_array_equal(default.decision_function(X), one_pass.decision_function(X))
