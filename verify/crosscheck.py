@@ -3,7 +3,10 @@
 ``check(formulation, X, y, ...)`` solves the formulation's primal and dual exactly (cvxpy), fits
 the fast estimator that solves the same problem (and, for the box-constrained machines, ISVM's
 Algorithms 1 and 2), and compares: the primal-dual gap, the fast objective against the reference
-optimum, the training outputs (unique, since the regulariser is strictly convex in W), and the
+optimum, the fast fit's ``dual_coef_`` against its outputs and objective through the reference's
+map from dual variables to weights (``dual_coef_reasons``), the gamma and kernel both layers take
+from ``msvm.core`` against scikit-learn's (``primitive_reasons``), the training outputs (unique,
+since the regulariser is strictly convex in W), and the
 predictions, which must agree wherever the reference's top two class scores are not tied -- for
 ISVM's Algorithms 1 and 2, which stop at tol=1e-4 with outputs up to ~1e-2 off the optimum,
 wherever the lead is also larger than their own duality gap allows them to move
