@@ -335,7 +335,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         dist = (code**2).sum(axis=1) - 2.0 * F @ code.T  # (n, D+1, Q)
         return np.argmin(dist, axis=2) != y_index[:, None]
 
-    def _loo_errors(self, y_index, code, weights=None, known=None):
+    def _loo_errors(self, y_index, code, weights=None, known=None, ova=None):
         """Leave-one-out error rate for every d by PRESS in the fitted basis (module docstring);
         weighted, the weighted PRESS and error rate sum_i s_i [wrong_i] / sum_i s_i.  ``known``:
         the rates of the first d on a shorter path in the same basis, which are kept."""
@@ -364,6 +364,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             lever0,
             offset,
             first=0 if known is None else known.size,
+            ova=ova,
         )
         wrong /= mass.sum()
         if known is not None:

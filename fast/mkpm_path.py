@@ -70,7 +70,19 @@ def select_dimension(errors: np.ndarray) -> int:
 
 
 def loo_misclassified(
-    A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset, block=32, first=0
+    A,
+    rows,
+    projections,
+    targets,
+    alloc,
+    code,
+    y_index,
+    weights,
+    lever0,
+    offset,
+    block=32,
+    first=0,
+    ova=None,
 ):
     """Leave-one-out errors of the nearest-codeword rule (8) for every total dimension d, by
     PRESS in the fixed basis A (N, D): the deleted output of column l at dimension k is
@@ -88,9 +100,11 @@ def loo_misclassified(
     products g . c_q are updated for the columns that moved only, and the nearest codeword
     minimises ||c_q||^2 - 2 g . c_q; on a near tie the products are recomputed in a fixed
     order (a column at d_l = 0 has g_l = 0 exactly and ties the codewords that differ only
-    there), so that equal distances compare equal and the first codeword wins.  Patterns go
-    in blocks of ``block``, innermost, where the loops vectorise.  ``first``: the errors of
-    d >= first only (0 below it), every column taken as moved at d = first, as at d = 0: a
+    there), so that equal distances compare equal and the first codeword wins.  With the
+    one-vs-all code (the default, c_q = 2 e_q - 1) ||g - c_q||^2 = ||g||^2 + L - 4 g_q + 2 sum(g),
+    so the nearest codeword is the largest g_q (the first of equal ones) and no product is kept.
+    Patterns go in blocks of ``block``, innermost, where the loops vectorise.  ``first``: the
+    errors of d >= first only (0 below it), every column taken as moved at d = first, as at d = 0: a
     path grown from ``first`` rows has the same allocations below (``allocation_programme``'s
     rows do not depend on its width)."""
     D = A.shape[1]
@@ -112,17 +126,19 @@ def loo_misclassified(
     wrong, norms = np.zeros(width), np.zeros(Q)
     for l in range(L):  # ||c_q||^2, summed over l in order
         norms += code[:, l] * code[:, l]
+    if ova is None:  # (False: the codeword products, whatever the code; for the tests)
+        ova = code.shape[0] == L and np.array_equal(code, 2.0 * np.eye(L) - 1.0)
     loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset,
-               norms, wrong, work, first)  # fmt: skip
+               norms, wrong, work, first, ova)  # fmt: skip
     return wrong
 
 
 @nb.njit(cache=True)
 def loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lever0, offset,
-               norms, wrong, work, first):  # fmt: skip
+               norms, wrong, work, first, ova):  # fmt: skip
     """``loo_misclassified``'s loops: wrong[d] += the weights of the patterns misclassified at
     dimension d >= first; ``norms`` holds ||c_q||^2, ``work`` the work arrays (made by the
-    caller)."""
+    caller); ``ova``: the code is one-vs-all's (the nearest codeword is the largest output)."""
     N, D = A.shape
     L, Q = projections.shape[1], code.shape[0]
     width = alloc.shape[0]
@@ -175,10 +191,25 @@ def loo_errors(A, rows, projections, targets, alloc, code, y_index, weights, lev
                         defined[l, b] = False
                     best[b] = new - g[l, b]  # the change, kept in best for the update below
                     g[l, b] = new
+                if ova:
+                    continue
                 for q in range(Q):
                     c = code[q, l]
                     for b in range(B):
                         dots[q, b] += best[b] * c
+            if ova:  # the largest output, the first of equal ones
+                for b in range(B):
+                    best[b] = g[0, b]
+                    arg[b] = 0
+                for q in range(1, Q):
+                    for b in range(B):
+                        if g[q, b] > best[b]:
+                            best[b] = g[q, b]
+                            arg[b] = q
+                for b in range(B):
+                    if undefined[b] or arg[b] != y_index[start + b]:
+                        wrong[d] += weights[start + b]
+                continue
             best[:B] = np.inf
             second[:B] = np.inf
             arg[:B] = 0

@@ -362,3 +362,23 @@ def test_a_grown_total_dimension_keeps_the_nystroem_basis_and_the_errors_below_i
     np.testing.assert_array_equal(default._basis.landmarks, one_pass._basis.landmarks)
     np.testing.assert_array_equal(default.selection_errors_, one_pass.selection_errors_)
     np.testing.assert_array_equal(default.decision_function(X), one_pass.decision_function(X))
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_leave_one_out_with_the_one_vs_all_code_is_the_largest_output(fit_intercept):
+    """With the default one-vs-all code the nearest codeword is the largest output, and the
+    leave-one-out errors are read without the codeword products: the same errors as the
+    products give, at every d, with and without an intercept and with sample weights."""
+    from sklearn.model_selection import train_test_split
+
+    X, y = datasets.load("digits")
+    X, _, y, _ = train_test_split(X / 16.0, y, train_size=600, stratify=y, random_state=0)
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, y.size)
+    for sample_weight in (None, weights):
+        model = MKPMClassifier(random_state=0, fit_intercept=fit_intercept)
+        model.fit(X, y, sample_weight=sample_weight)
+        y_index = np.searchsorted(model.classes_, y)
+        largest = model._loo_errors(y_index, model.code_, sample_weight)
+        products = model._loo_errors(y_index, model.code_, sample_weight, ova=False)
+        np.testing.assert_array_equal(largest, products)
+        np.testing.assert_array_equal(largest, model.selection_errors_)
