@@ -124,7 +124,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         lies in the path's last tenth (with many classes N leaves each column about N / L
         components: 30 classes of 5 points selected d = 148 of 150 at 40 % cross-validated
         accuracy, against 87 % with D grown).  The longer path is in the same basis (its
-        landmarks too) and keeps the selection errors below the old D: it is the same there.
+        landmarks too), the same below the old D; with ``selection="loo"`` its errors there are
+        kept (the other selections compute them again, on new folds for "cv").
     max_column_dimension : int or None, default=None
         K, the most kernel-PCA components one code column can use: only the top K eigenpairs
         of the Gram matrix are computed.  None: start at min(256, D) and double while some

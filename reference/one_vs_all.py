@@ -65,7 +65,6 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
     )
 
 
-@hard_margin_fallback
 def coef_from_dual(p: Problem, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(coef, weights) of dual variables ``alpha``: w_j = sum_i alpha_ij y_ij phi(x_i), class j's
     binary SVM, so coef = alpha o Y and the weights in factor space R^T coef."""
@@ -73,6 +72,7 @@ def coef_from_dual(p: Problem, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return coef, p.R.T @ coef
 
 
+@hard_margin_fallback
 def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) -> Solution:
     """Sum over classes of the binary SVM duals (without a bias, no equality constraint; with
     one, sum_i alpha_ij y_ij = 0 for each class j); weighted, the box is 0 <= alpha_ij <= C s_i."""

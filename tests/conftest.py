@@ -83,8 +83,6 @@ def agreeing_reference():
 
 
 def _agreeing_reference(prof):
-    read = {0, len(prof.mus) - 1, prof.at, int(np.argmin(prof.objectives))}
-    read.add(int(np.argmax(prof.objectives)))
-    prof.reference = {float(prof.mus[k]): float(prof.objectives[k]) for k in read}
+    prof.reference = {float(prof.mus[k]): float(prof.objectives[k]) for k in prof.read_indices()}
     prof.reference_slope = float(prof.derivatives[prof.at])
     return prof

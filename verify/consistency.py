@@ -98,6 +98,9 @@ HIGHS_MIN_TOLERANCE = 1e-10  # HiGHS rejects smaller feasibility tolerances (kee
 EXCESS = 1e-7  # the largest admissible max_{S*} R_p - min R_p (relative to 1 + |min R_p|)
 
 
+FINEST_SUPPORT = 1e-14  # the finest dual-support tolerance ``classify`` reads duals against
+
+
 @dataclass(frozen=True)
 class Tolerances:
     """The four tolerances of the consistency LPs (see the module docstring)."""
@@ -322,13 +325,22 @@ class ConditionalRisk:
         decides every draw by LPs over S*, skipping the affine-hull shortcut."""
         if method not in ("auto", "lp"):
             raise ValueError(f"method must be 'auto' or 'lp'; got {method!r}.")
+        p = np.asarray(p, dtype=float)
         small = p[(p > 0) & (p <= 10 * self.tol.support)]
-        if small.size:  # its rows' duals, at most p_j, fall below the support tolerance
-            raise ValueError(
-                f"p has an entry {small.min():.2g} within 10 x the dual-support tolerance "
-                f"{self.tol.support:g}: the optimal face cannot be read from the LP's duals; "
-                "give 0 for it, or Tolerances(support=...) below it."
-            )
+        if small.size:  # the rows' duals of such a class, at most p_j, may fall below the
+            # support tolerance (p_1 = 2.7e-10 left S* unbounded): read them against a tenth of
+            # its smallest entry instead, down to ``FINEST_SUPPORT``
+            finer = 0.1 * float(small.min())
+            if finer < FINEST_SUPPORT:
+                raise ValueError(
+                    f"p has an entry {small.min():.2g}: below {10 * FINEST_SUPPORT:g} the LP's "
+                    "duals cannot be read; give 0 for it."
+                )
+            return ConditionalRisk(self.h, replace(self.tol, support=finer))._classify(p, method)
+        return self._classify(p, method)
+
+    def _classify(self, p: np.ndarray, method: str) -> Verdict:
+        """``classify`` at this instance's tolerances."""
         k = int(np.argmax(p))
         tie = self.tol.tie
         best, face, E, duals = self.optimal_face(p)

@@ -78,7 +78,8 @@ COEF_FROM_DUAL = {
     "lee_lin_wahba": lee_lin_wahba.coef_from_dual,
 }
 # The fit's outputs and objective_ against those of its dual_coef_, relative (the same dual
-# variables on two kernels, numba's and numpy's: ~1e-13).
+# variables on two kernels, numba's and numpy's: ~1e-12 of the outputs' scale; the objective
+# also within what that difference can move the loss, C sum_i s_i L times it).
 DUAL_COEF_RTOL = 1e-8
 # formulations with a fit_intercept option in both layers (logistic always has its bias)
 BIASED = (
@@ -219,9 +220,11 @@ def dual_coef_reasons(formulation: str, model, p: Problem, exact, X) -> list:
     reference layer's map from dual variables to weights (``COEF_FROM_DUAL``, e.g. ISVM 4.10
     and 4.12): k(X, X) coef + intercept_ must be the fit's class scores on its training points,
     and the primal value at those weights (``values.primal_value``, the reference's numpy loss)
-    its ``objective_``.  The dual variables need not be unique; these two hold for any.  Also:
-    a fit that did not warn must report a KKT violation within its tol (``gap_bound`` trusts
-    it)."""
+    its ``objective_`` -- but where ``Problem`` solves the positive part of an indefinite Gram
+    matrix (a precomputed one, or poly with coef0 < 0), whose objective is not the fit's.  The
+    dual variables need not be unique; these two hold for any.  Also: the fit's reported KKT
+    violation must be within its tol (``gap_bound`` trusts it; a fit that warned says so
+    twice)."""
     reasons = []
     if getattr(model, "kkt_violation_", 0.0) > model.tol:
         reasons.append(
@@ -233,11 +236,16 @@ def dual_coef_reasons(formulation: str, model, p: Problem, exact, X) -> list:
     bias = model.intercept_ if model.fit_intercept else None
     at_fit = dataclasses.replace(exact, coef=coef, weights=weights, intercept=bias)
     scores = model._scores(X)
-    off = float(np.abs(at_fit.decision_function(X) - scores).max()) / (1 + np.abs(scores).max())
+    gap = float(np.abs(at_fit.decision_function(X) - scores).max())
+    off = gap / (1 + np.abs(scores).max())
     if off > DUAL_COEF_RTOL:
         reasons.append(f"the fast fit's outputs are {off:.1e} (relative) off its dual_coef_'s")
+    if not np.array_equal(p.K, raw_gram(p)):  # (Problem cleaned K: another objective)
+        return reasons
     value = primal_value(at_fit)
-    if relative(model.objective_, value) > DUAL_COEF_RTOL:
+    weight = p.n_samples if p.sample_weight is None else float(np.sum(p.sample_weight))
+    allowed = DUAL_COEF_RTOL * abs(value) + p.C * weight * p.n_classes * gap
+    if abs(model.objective_ - value) > allowed:
         reasons.append(
             f"the fast fit's objective_ {model.objective_:.9g} is not the primal value "
             f"{value:.9g} at its dual_coef_"
@@ -245,12 +253,17 @@ def dual_coef_reasons(formulation: str, model, p: Problem, exact, X) -> list:
     return reasons
 
 
+def raw_gram(p: Problem) -> np.ndarray:
+    """The Gram matrix ``Problem`` was given or computed, before it took the positive part of
+    an indefinite one (``p.K`` then differs)."""
+    return 0.5 * (p.X + p.X.T) if p.kernel == "precomputed" else p.kernel_to(p.X)
+
+
 def primitive_reasons(p: Problem, gamma) -> list:
     """What both layers take from ``msvm.core`` -- the numeric gamma ("scale", "auto") and the
     kernel -- against scikit-learn's: a mistake there would be shared by the two layers and
-    no comparison of them could show it.  gamma as ``SVC`` resolves it at fit, the kernel by
-    ``pairwise_kernels`` at that gamma (relative to its largest entry; ``Problem`` may have
-    cleaned K's eigenvalues below 1e-10 of the largest)."""
+    no comparison of them could show it.  gamma as ``SVC`` resolves it at fit, the kernel
+    (``raw_gram``) by ``pairwise_kernels`` at that gamma, relative to its largest entry."""
     if p.kernel == "precomputed":
         return []
     params = {"degree": p.degree, "coef0": p.coef0} if p.kernel == "poly" else {}
@@ -260,7 +273,7 @@ def primitive_reasons(p: Problem, gamma) -> list:
             return [f"gamma={gamma!r} is {p.gamma:.12g}; scikit-learn's SVC uses {peer:.12g}"]
         params["gamma"] = peer
     K = pairwise_kernels(p.X, metric=p.kernel, **params)
-    off = float(np.abs(p.K - K).max()) / max(float(np.abs(K).max()), 1e-300)
+    off = float(np.abs(raw_gram(p) - K).max()) / max(float(np.abs(K).max()), 1e-300)
     if off > 1e-8:
         return [f"the {p.kernel} kernel matrix is {off:.1e} (relative) off scikit-learn's"]
     return []

@@ -44,6 +44,11 @@ class MuProfile:
         """The grid point at 1/L."""
         return int(np.argmin(np.abs(self.mus - 1.0 / self.L)))
 
+    def read_indices(self) -> set:
+        """The grid points the readings take: its ends, 1/L, the smallest and largest values."""
+        ends = {0, len(self.mus) - 1, self.at}
+        return ends | {int(np.argmin(self.objectives)), int(np.argmax(self.objectives))}
+
     def disagreement(self) -> tuple[float, float]:
         """How far the fast profile is from the reference primal (4.1): the largest relative
         difference of E*(mu) where the reference solved it, and the difference of the two
@@ -162,6 +167,8 @@ def profile(
     reference primal (4.1) where the profile is read (``MuProfile.agrees``)."""
     L = np.unique(y).size
     mus = default_mus(L, n_points) if mus is None else np.asarray(mus, dtype=float)
+    if not np.any(np.abs(1.0 - mus * L) < 1e-12):
+        raise ValueError(f"mus must hold 1/L = {1.0 / L:g}: the readings are taken there.")
 
     def fit(mu):
         return InhibitorySVC(
@@ -171,8 +178,7 @@ def profile(
     fits = [fit(mu) for mu in mus]
     objectives = np.array([clf.objective_ for clf in fits])
     derivatives = np.array([envelope_derivative(clf, X) for clf in fits])
-    on_grid = [clf for clf, mu in zip(fits, mus, strict=True) if abs(1.0 - mu * L) < 1e-12]
-    at_one_over_L = on_grid[0] if on_grid else fit(1.0 / L)
+    (at_one_over_L,) = [c for c, mu in zip(fits, mus, strict=True) if abs(1.0 - mu * L) < 1e-12]
     h = 1e-3 / L
     slope, near, nearer = one_sided_slope(
         lambda mu: fit(mu).objective_, 1.0 / L, h, at_one_over_L.objective_
@@ -184,10 +190,9 @@ def profile(
     prof = MuProfile(
         dataset, L, mus, objectives, derivatives, float(sums), float(limit), (h, near, nearer)
     )
-    read = {0, len(mus) - 1, prof.at, int(np.argmin(objectives)), int(np.argmax(objectives))}
-    prof.reference = {float(mus[k]): inhibitory.primal(p, mu=float(mus[k])).objective for k in read}
     E = lambda mu: inhibitory.primal(p, mu=mu).objective  # noqa: E731
-    prof.reference_slope = one_sided_slope(E, 1.0 / L, h, E(1.0 / L))[0]
+    prof.reference = {float(mus[k]): E(float(mus[k])) for k in prof.read_indices()}
+    prof.reference_slope = one_sided_slope(E, 1.0 / L, h, prof.reference[float(mus[prof.at])])[0]
     return prof
 
 

@@ -200,16 +200,27 @@ def test_a_cost_matrix_calibrates_with_a_class_missing_from_a_fold():
     """Crammer-Singer's cost Delta is L x L over classes_: a fold without a class (a class of
     one pattern) was given the whole matrix for L - 1 classes and refused it; its rows must be
     those of the classes the fold has."""
+    from msvm.fast import calibration
+
     X, y = datasets.load("iris")
-    y4 = y.copy()
-    y4[0] = 3
-    cost = 1.0 - np.eye(4)
-    cost[3, :3] = cost[:3, 3] = 2.0  # the lone class: costlier to confuse
+    y4 = y + 1
+    y4[0] = 0  # the lone class first: a cut of the first rows would keep its row
+    cost = 1.0 + np.arange(16.0).reshape(4, 4) / 10
+    np.fill_diagonal(cost, 0.0)
     model = CrammerSingerSVC(cost=cost, probability=True, random_state=0).fit(X, y4)
     P = model.predict_proba(X)
     assert P.shape == (len(y4), 4)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
-    # the fold without class 3 saw the cost of classes 0-2 only: 1 - I, as the default cost does
-    default = CrammerSingerSVC(probability=True, random_state=0).fit(X, y)
-    trimmed = CrammerSingerSVC(cost=cost[:3, :3], probability=True, random_state=0).fit(X, y)
-    np.testing.assert_array_equal(trimmed.predict_proba(X), default.predict_proba(X))
+    # the fold without class 0 is fitted with the rows and columns of classes 1-3
+    seen = []
+    real_fit = CrammerSingerSVC.fit
+
+    def recording(self, X, y, sample_weight=None):
+        seen.append(None if self.cost is None else np.asarray(self.cost).copy())
+        return real_fit(self, X, y, sample_weight=sample_weight)
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(CrammerSingerSVC, "fit", recording):
+        calibration.held_out_scores(model, X, np.searchsorted(model.classes_, y4), 4, 0)
+    assert any(c.shape == (3, 3) and np.array_equal(c, cost[1:, 1:]) for c in seen)

@@ -397,3 +397,18 @@ def test_a_kernel_just_inside_the_bar_is_solved_and_certified_as_its_positive_pa
     for form in ("primal", "dual"):
         solved = [getattr(FORMULATIONS[label], form)(p) for p in problems]
         assert solved[0].objective == pytest.approx(solved[1].objective, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name", ["one_vs_all", "inhibitory", "lee_lin_wahba", "weston_watkins", "crammer_singer"]
+)
+def test_every_box_dual_keeps_its_hard_margin_retry(iris30_huge_C, name):
+    """At C = 1e12 the duals need the retry at a smaller C (``hard_margin_fallback``):
+    stop 50 put coef_from_dual between one-vs-all's decorator and its dual, which then raised
+    NotSolvedError (CLARABEL: unbounded) where it had met the primal."""
+    module = FORMULATIONS[name]
+    assert hasattr(module.dual, "__wrapped__") and not hasattr(module.coef_from_dual, "__wrapped__")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # cvxpy's "may be inaccurate" on the way down
+        dual, primal = module.dual(iris30_huge_C), module.primal(iris30_huge_C)
+    assert dual.objective == pytest.approx(primal.objective, rel=2 * RTOL)

@@ -396,7 +396,7 @@ def test_a_fast_fit_that_does_not_converge_is_a_reason(wine, monkeypatch):
 def test_a_dual_coef_that_is_not_the_fits_fails(wine, monkeypatch, formulation, estimator, change):
     """The public ``dual_coef_`` went unchecked (stop 50's audit: doubled, reversed or permuted
     after the fit, every row passed): the reference layer's map from dual variables to weights
-    must give the fit's outputs and its objective."""
+    must give the fit's outputs (and, where they agree, its objective: the next test)."""
 
     def corrupt(model):
         model.dual_coef_ = change(model.dual_coef_)
@@ -404,7 +404,6 @@ def test_a_dual_coef_that_is_not_the_fits_fails(wine, monkeypatch, formulation, 
     after_fit(monkeypatch, estimator, corrupt)
     row = check(formulation, *wine, C=1.0, kernel="rbf", paper_solvers=False)
     assert any("off its dual_coef_'s" in reason for reason in row.reasons)
-    assert any("is not the primal value" in reason for reason in row.reasons)
 
 
 def test_an_objective_off_by_4_percent_fails_whatever_violation_the_fit_reports(wine, monkeypatch):
@@ -454,3 +453,16 @@ def test_a_paper_solver_dual_4e3_low_fails(wine, monkeypatch):
     after_fit(monkeypatch, WestonWatkinsSVC, low)
     row = check("weston_watkins", *wine, C=1.0, kernel="rbf")
     assert any(reason.startswith("smo dual objective differs") for reason in row.reasons)
+
+
+def test_the_new_checks_raise_no_false_alarm_at_a_huge_C_or_on_a_cleaned_kernel():
+    """Stop 50's review: the objective at the fit's dual_coef_ differed by C sum_i s_i L times
+    the outputs' rounding (Crammer-Singer at C = 1e6: 1.1e-8 relative, over a fixed 1e-8), and
+    on a poly kernel with coef0 < 0, whose positive part ``Problem`` solves, the kernel and
+    objective were held to the cleaned matrix; both rows passed before the checks came."""
+    X, y = datasets.load("iris", n_samples=90)
+    row = check("crammer_singer", X, y, C=1e6, kernel="rbf", paper_solvers=False)
+    assert row.passed, row.reasons
+    X, y = datasets.load("iris", n_samples=30)
+    row = check("one_vs_all", X, y, kernel="poly", degree=2, coef0=-1e-5, paper_solvers=False)
+    assert row.passed, row.reasons

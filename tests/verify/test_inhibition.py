@@ -100,3 +100,12 @@ def test_verify_plots_fails_when_the_profile_is_not_the_machine(monkeypatch, tmp
     assert main([*argv, "--n-samples", "45", "--plots", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "no reading of Theorem 1" in out and "does not meet the reference primal" in out
+
+
+def test_a_grid_without_one_over_L_is_refused():
+    """The readings (and the reference's slope) are taken at 1/L: off the grid, the slope the
+    profile held was another point's, and a profile meeting the reference to 3e-10 read as not
+    agreeing (stop 50's review)."""
+    X, y = datasets.load("iris", n_samples=45)
+    with pytest.raises(ValueError, match="mus must hold 1/L"):
+        profile(X, y, C=0.1, kernel="linear", mus=np.linspace(-0.5, 1.5, 12))
