@@ -53,7 +53,8 @@ def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None
 
     Folds: ``StratifiedKFold`` with min(5, smallest class count) splits (at least 2).  A class
     absent from a training fold (a class of one pattern) gets a score one below the fold
-    machine's lowest score for that point: that machine never predicts it.
+    machine's lowest score for that point: that machine never predicts it.  A fold with fewer
+    than two classes of positive weight predicts the one it has (none: every class ties).
     """
     counts = np.bincount(y_index, minlength=n_classes)
     n_splits = int(min(N_FOLDS, max(2, counts.min())))
@@ -72,11 +73,12 @@ def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None
         fit_X = X[np.ix_(train, train)] if estimator.kernel == "precomputed" else X[train]
         test_X = X[np.ix_(test, train)] if estimator.kernel == "precomputed" else X[test]
         present = np.unique(y_index[train])
-        if present.size < 2:  # one class left: it is the only prediction
-            scores[test] = -1.0
-            scores[np.ix_(test, present)] = 0.0
-            continue
         fold_weights = None if weights is None else weights[train]
+        weighed = present if weights is None else np.unique(y_index[train][fold_weights > 0])
+        if weighed.size < 2:  # one class of positive weight left (or none): its only prediction
+            scores[test] = -1.0
+            scores[np.ix_(test, weighed)] = 0.0
+            continue
         fold = clone(model)
         if cost is not None:
             fold.set_params(cost=np.asarray(cost)[np.ix_(present, present)])

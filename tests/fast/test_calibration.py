@@ -224,3 +224,17 @@ def test_a_cost_matrix_calibrates_with_a_class_missing_from_a_fold():
     with unittest.mock.patch.object(CrammerSingerSVC, "fit", recording):
         calibration.held_out_scores(model, X, np.searchsorted(model.classes_, y4), 4, 0)
     assert any(c.shape == (3, 3) and np.array_equal(c, cost[1:, 1:]) for c in seen)
+
+
+def test_calibration_with_classes_of_zero_weight_in_a_fold():
+    """All but one sample weight zero: the main fit works, but a calibration fold of zero
+    weights refused "sample_weight ... is zero for every sample" (stop 50's sweep).  A fold
+    with fewer than two classes of positive weight predicts the one it has."""
+    X, y = datasets.load("wine")
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    weights = np.zeros(len(y))
+    weights[np.flatnonzero(y == 0)[0]] = 1.0
+    model = WestonWatkinsSVC(probability=True, random_state=0).fit(X, y, sample_weight=weights)
+    P = model.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
+    assert np.all(P.argmax(axis=1) == 0)  # the one class of weight
