@@ -21,8 +21,8 @@ import numpy as np
 
 from msvm.core import datasets
 from msvm.core.arguments import OneLineParser, check_output_paths
-from msvm.reference import FORMULATIONS
-from msvm.verify.crosscheck import BIASED, check
+from msvm.reference import FORMULATIONS, Problem
+from msvm.verify.crosscheck import BIASED, CheckRow, check
 
 # the estimators ``msvm compile`` fits (each on the kernel path and on explicit weights)
 COMPILED = (
@@ -72,6 +72,8 @@ def verify_command(args) -> int:
             )
         if name not in BUNDLED:  # a user's CSV: standardised features
             X = (X - X.mean(axis=0)) / np.where(X.std(axis=0) > 0, X.std(axis=0), 1.0)
+        Problem(X, y, C=C, kernel=kernel)  # bad input is refused here, before any check, so
+        # that a ValueError inside a check is the library's failure (a FAIL row), not a usage error
         loaded.append((name, kernel, C, X, y))
     for name, kernel, C, X, y in loaded:
         label = Path(name).name
@@ -90,16 +92,21 @@ def verify_command(args) -> int:
         )
         for formulation in bar:
             start = time.perf_counter()
-            row = check(
-                formulation,
-                X,
-                y,
-                C=C,
-                kernel=kernel,
-                dataset=label,
-                paper_solvers=not args.quick,
-                fit_intercept=args.fit_intercept,
-            )
+            try:
+                row = check(
+                    formulation,
+                    X,
+                    y,
+                    C=C,
+                    kernel=kernel,
+                    dataset=label,
+                    paper_solvers=not args.quick,
+                    fit_intercept=args.fit_intercept,
+                )
+            except (ValueError, RuntimeError) as error:  # the input passed: the library failed
+                nan = float("nan")
+                row = CheckRow(formulation, label, nan, nan, nan, "", nan, nan, nan, passed=False)
+                row.reasons.append(f"the check raised {type(error).__name__}: {error}")
             elapsed = time.perf_counter() - start
             verdict = "pass" if row.passed else "FAIL: " + "; ".join(row.reasons)
             shown = formulation + ("+bias" if args.fit_intercept else "")

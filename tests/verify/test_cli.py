@@ -213,3 +213,20 @@ def test_compile_covers_every_classifier():
     classifiers = {c.__name__ for c in exported if isinstance(c, type)}
     classifiers = {n for n in classifiers if issubclass(getattr(msvm.fast, n), ClassifierMixin)}
     assert set(COMPILED) == classifiers - {"LeaveOneOutSearchCV"}
+
+
+def test_a_library_error_inside_a_check_is_a_failing_row_not_a_usage_error(monkeypatch, capsys):
+    """A ValueError raised inside a check, once the input has passed, exited 2 as a bad option
+    (stop 50's audit): the data set, C and kernel are checked before any row, and a failure of
+    the library is a FAIL row, exit 1."""
+    from msvm.reference import FORMULATIONS
+
+    def broken(p, **kwargs):
+        raise ValueError("a bug inside the reference layer")
+
+    monkeypatch.setattr(FORMULATIONS["weston_watkins"], "dual", broken)
+    argv = ["verify", "--quick", "--dataset", "iris", "--formulations", "weston_watkins"]
+    assert main(argv) == 1
+    assert "FAIL: the check raised ValueError: a bug inside the reference layer" in (
+        capsys.readouterr().out
+    )
