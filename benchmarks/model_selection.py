@@ -137,7 +137,8 @@ def main() -> None:
         text, record["grid"] = grid_part(args.dataset, args.n_samples, args.machines)
         parts.append(text)
     if not args.skip_proba:
-        text, record["probability"] = probability_part(list(MACHINES))
+        with_probability = [n for n in MACHINES if "probability" in MACHINES[n]().get_params()]
+        text, record["probability"] = probability_part(with_probability)
         parts.append(text)
     text = "\n\n".join(parts) + "\n"
     print(text)
