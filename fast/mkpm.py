@@ -459,15 +459,14 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
                 and D == self._total < code.shape[1] * limit
                 and d >= (1.0 - TOTAL_BINDS) * D
             )
-            basis = known = None
             if column and landmarks is None and K == top < limit:
-                top = min(2 * top, limit)
+                top, basis, known = min(2 * top, limit), None, None
             elif (
                 column and landmarks is not None and self.n_landmarks is None and K == landmarks < N
             ):
-                landmarks = min(2 * landmarks, N)
+                landmarks, basis, known = min(2 * landmarks, N), None, None
             elif total:  # the same basis (its landmarks too) and path below D, a longer path
-                self._total, basis = min(2 * self._total, code.shape[1] * limit), path[0]
+                self._total = min(2 * self._total, code.shape[1] * limit)
                 known = self.selection_errors_ if self.selection == "loo" else None
             else:
                 return self

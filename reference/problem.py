@@ -79,6 +79,8 @@ class Problem:
     classes : labels in sorted order; ``y_index`` the index of each pattern's class
     n_classes : L
     K : the Gram matrix (n_samples, n_samples)
+    positive_part : whether K is the positive part of the Gram matrix given (one slightly
+        indefinite within the bar below); the fast layer then solves the Gram matrix itself
     R : the factor with K = R R^T, shape (n_samples, rank)
     Y : the +-1 coding matrix of ISVM (3.1), shape (n_samples, L)
 
@@ -109,13 +111,14 @@ class Problem:
             self.K = self._kernel(self.X)
         check_finite("The Gram matrix", self.K)
         s, V = gram_eigh(self.K)
+        self.positive_part = False  # whether K is the positive part of the Gram matrix given
         if not psd_by_construction(kernel, self.coef0):
             check_positive_semidefinite(s)
             if s.min() < 0.0:  # within the bar: the positive part is the kernel solved, and the
                 # one the certificate's outputs K coef must use (with K itself they disagree in
                 # the dropped direction and the solves were refused as uncertified)
                 s = np.maximum(s, 0.0)
-                self.K = (V * s) @ V.T
+                self.K, self.positive_part = (V * s) @ V.T, True
         keep = s > _EIGEN_CUTOFF * max(s.max(), 0.0)
         dropped = np.einsum("ij,j,ij->i", V[:, ~keep], np.maximum(s[~keep], 0.0), V[:, ~keep])
         if np.any(dropped > _EIGEN_CUTOFF * np.maximum(np.diag(self.K), 0.0) + 1e-300):

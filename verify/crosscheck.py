@@ -240,7 +240,7 @@ def dual_coef_reasons(formulation: str, model, p: Problem, exact, X) -> list:
     off = gap / (1 + np.abs(scores).max())
     if off > DUAL_COEF_RTOL:
         reasons.append(f"the fast fit's outputs are {off:.1e} (relative) off its dual_coef_'s")
-    if not np.array_equal(p.K, raw_gram(p)):  # (Problem cleaned K: another objective)
+    if p.positive_part:  # (the reference solves another kernel: another objective)
         return reasons
     value = primal_value(at_fit)
     weight = p.n_samples if p.sample_weight is None else float(np.sum(p.sample_weight))
@@ -254,8 +254,10 @@ def dual_coef_reasons(formulation: str, model, p: Problem, exact, X) -> list:
 
 
 def raw_gram(p: Problem) -> np.ndarray:
-    """The Gram matrix ``Problem`` was given or computed, before it took the positive part of
-    an indefinite one (``p.K`` then differs)."""
+    """The Gram matrix ``Problem`` was given or computed: ``p.K``, or before it took the
+    positive part of an indefinite one (``p.positive_part``)."""
+    if not p.positive_part:
+        return p.K
     return 0.5 * (p.X + p.X.T) if p.kernel == "precomputed" else p.kernel_to(p.X)
 
 
