@@ -109,6 +109,8 @@ def verify_command(args) -> int:
                 row.reasons.append(f"the check raised {type(error).__name__}: {error}")
             elapsed = time.perf_counter() - start
             verdict = "pass" if row.passed else "FAIL: " + "; ".join(row.reasons)
+            if row.notes:
+                verdict += " [" + "; ".join(row.notes) + "]"
             shown = formulation + ("+bias" if args.fit_intercept else "")
             bar.write(
                 f"{shown:<{width}}{row.primal:>14.6f}{row.gap:>10.1e}{row.fast:>28}"
@@ -133,7 +135,7 @@ def verify_command(args) -> int:
             lines.append(
                 f"| {r.dataset} | {r.formulation} | {r.primal:.6f} | {r.gap:.1e} | "
                 f"{r.fast} | {r.fast_difference:.1e} | {r.output_difference:.1e} | "
-                f"{'pass' if r.passed else 'FAIL'} |"
+                f"{'pass' if r.passed else 'FAIL'}{''.join(f'; {n}' for n in r.notes)} |"
             )
         Path(args.markdown).write_text("\n".join(lines) + "\n")
     if profiles:

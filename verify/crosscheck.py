@@ -96,7 +96,9 @@ BIASED = (
 
 @dataclass
 class CheckRow:
-    """The evidence for one formulation on one data set; ``passed`` and ``reasons`` judge it."""
+    """The evidence for one formulation on one data set; ``passed`` and ``reasons`` judge it.
+    ``notes`` name the comparisons that could not be made (no point to compare predictions on):
+    they do not fail the row, and the verdict shows them."""
 
     formulation: str
     dataset: str
@@ -110,6 +112,7 @@ class CheckRow:
     agreement: dict = field(default_factory=dict)
     passed: bool = True
     reasons: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -282,7 +285,9 @@ def primitive_reasons(p: Problem, gamma) -> list:
 
 
 def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
-    return float(np.mean(a[mask] == b[mask])) if mask.any() else 1.0
+    """The share of the points in ``mask`` where ``a`` and ``b`` agree; nan where ``mask`` holds
+    none (nothing was compared, which is not agreement)."""
+    return float(np.mean(a[mask] == b[mask])) if mask.any() else float("nan")
 
 
 def class_scores(decision: np.ndarray) -> np.ndarray:
@@ -428,11 +433,13 @@ def check(
     if row.fast_difference > fast_tol:
         row.reasons.append(f"fast objective differs by {row.fast_difference:.1e} > {fast_tol:g}")
     masks = {}  # the points each solution's predictions are compared on (default: clear)
+    why = {}  # why a mask may hold no point (default: every point tied)
     if fit_intercept and formulation == "mprot_static":
         # a prototype no pattern is assigned to has a free bias, and a class's score is the
         # largest of its prototypes': optimal solutions' scores differ by more than a constant
         # per class, so the row is judged by its objective and bracket alone
         masks["fast"] = np.zeros_like(clear)
+        why["fast"] = "with a bias, optimal MProt scores differ by more than a constant per class"
     elif fast_scores.shape == reference_scores.shape:
         scale = 1.0 + np.abs(centred(reference_scores)).max()
         difference, masks["fast"], delta = output_difference(
@@ -484,6 +491,7 @@ def check(
             # solution's own duality gap certifies the optimum's class
             gap = primal_value - dual_value
             masks[solver] = clear & certified(reference_scores, np.diag(p.K), gap)
+            why[solver] = "no untied point's class is certified by its duality gap"
 
     for name, labels in predictions.items():
         if name == "dual":
@@ -492,7 +500,10 @@ def check(
         share = agreement(labels, predictions["dual"], mask)
         row.agreement[f"{name} vs dual"] = share
         row.agreement[f"{name} points compared"] = int(mask.sum())
-        if share < 1.0:
+        if not mask.any():
+            reason = why.get(name, "every point is tied within tie_margin")
+            row.notes.append(f"{name} predictions not compared: {reason}")
+        elif share < 1.0:
             row.reasons.append(f"{name} predictions differ from the dual's on untied points")
     row.passed = not row.reasons
     return row

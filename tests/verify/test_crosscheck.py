@@ -466,3 +466,37 @@ def test_the_new_checks_raise_no_false_alarm_at_a_huge_C_or_on_a_cleaned_kernel(
     X, y = datasets.load("iris", n_samples=30)
     row = check("one_vs_all", X, y, kernel="poly", degree=2, coef0=-1e-5, paper_solvers=False)
     assert row.passed, row.reasons
+
+
+def test_a_comparison_of_no_points_is_a_note_not_an_agreement(wine):
+    """With every point tied (a tie margin above any lead) no prediction can be compared: the
+    agreement is nan, not 1.0, and the row names each comparison it could not make (it passed
+    silently before)."""
+    row = check("weston_watkins", *wine, C=1.0, kernel="rbf", tie_margin=1e9)
+    assert row.passed, row.reasons
+    for name in ("primal", "fast", "smo", "sgd"):
+        assert np.isnan(row.agreement[f"{name} vs dual"])
+        assert row.agreement[f"{name} points compared"] == 0
+    assert row.notes == [
+        "primal predictions not compared: every point is tied within tie_margin",
+        "fast predictions not compared: every point is tied within tie_margin",
+        "smo predictions not compared: no untied point's class is certified by its duality gap",
+        "sgd predictions not compared: no untied point's class is certified by its duality gap",
+    ]
+    compared = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False)
+    assert compared.notes == [] and compared.agreement["fast vs dual"] == 1.0
+
+
+def test_mprot_with_a_bias_notes_that_its_predictions_are_not_compared(capsys):
+    X, y = datasets.load("iris", n_samples=45)
+    row = check("mprot_static", X, y, C=1.0, kernel="rbf", fit_intercept=True)
+    assert row.passed, row.reasons
+    assert np.isnan(row.agreement["fast vs dual"])
+    assert row.notes == [
+        "fast predictions not compared: with a bias, optimal MProt scores differ by more than a "
+        "constant per class"
+    ]
+    status = main(["verify", "--quick", "--dataset", "iris", "--n-samples", "45",
+                   "--formulations", "mprot_static", "--fit-intercept"])  # fmt: skip
+    assert status == 0
+    assert "pass [fast predictions not compared: with a bias" in capsys.readouterr().out
