@@ -60,9 +60,10 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     parameters, finite X with one label per row, classification targets with at least two
     classes, a square symmetric Gram matrix when the kernel is precomputed, kernel values
     representable in float64, a kernel without significantly negative eigenvalues
-    (``check_kernel_psd``: a precomputed one, or poly with coef0 < 0).  Sets ``classes_`` and
-    ``_gamma`` (the numeric gamma); returns X (writable: numba reads it as a mutable array; C
-    order, so that a fit does not depend on the memory layout) and the class index of each row.
+    (``check_kernel_psd``: a precomputed one, or poly with coef0 < 0).  Sets ``classes_``,
+    ``shape_fit_`` (X's shape, as SVC's) and ``_gamma`` (the numeric gamma); returns X
+    (writable: numba reads it as a mutable array; C order, so that a fit does not depend on the
+    memory layout) and the class index of each row.
     """
     X, y = validate_data(estimator, X, y, accept_sparse=accept_sparse, dtype=np.float64)
     if sp.issparse(X):
@@ -77,6 +78,7 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
     estimator.classes_, y_index = check_labels(y)
     if estimator.kernel == "precomputed":
         X = check_gram(X)
+    estimator.shape_fit_ = X.shape
     estimator._gamma = resolve_kernel(
         X, estimator.kernel, estimator.gamma, estimator.degree, estimator.coef0
     )
@@ -105,8 +107,12 @@ def validate_prediction_data(estimator, X):
 def loss_weights(estimator, sample_weight, y_index):
     """s_i = sample_weight_i * class_weight[y_i] for a fit (``core.validation.check_sample_weight``:
     a ValueError for a wrong length, negative, NaN or inf entries, or every weight zero), or None
-    when every s_i is 1 (an unweighted fit runs exactly as before).  Stored as ``_weights``."""
+    when every s_i is 1 (an unweighted fit runs exactly as before).  Stored as ``_weights``;
+    the weight of each class as ``class_weight_`` (SVC's attribute: ones without class_weight)."""
     class_weight = class_weight_vector(estimator.class_weight, estimator.classes_, y_index)
+    estimator.class_weight_ = (
+        np.ones(estimator.classes_.size) if class_weight is None else class_weight
+    )
     estimator._weights = check_sample_weight(sample_weight, y_index.size, y_index, class_weight)
     return estimator._weights
 

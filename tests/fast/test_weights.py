@@ -464,3 +464,26 @@ def test_support_is_grouped_by_class_as_in_svc(data, estimator):
     svc = SVC(kernel="linear").fit(X, y)  # the convention followed
     for label, block in enumerate(np.split(svc.support_, np.cumsum(svc.n_support_)[:-1])):
         assert np.all(y[block] == label)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("class_weight", [None, {0: 2.0, 2: 0.5}, "balanced"])
+def test_class_weight_and_shape_fit_are_svcs(data, estimator, class_weight):
+    """SVC's fitted ``class_weight_`` (ones without class_weight) and ``shape_fit_``, for code
+    written against SVC; MKPM, which has no class_weight, has no ``class_weight_``."""
+    X, y, _ = data
+    X, y = X[:-7], y[:-7]  # unequal classes, so that "balanced" is not all ones
+    has_weights = "class_weight" in estimator.get_params()
+    if class_weight is not None and not has_weights:
+        pytest.skip("no class_weight parameter")
+    options = {"class_weight": class_weight} if has_weights else {}
+    clf = clone(estimator).set_params(**options).fit(X, y)
+    svc = SVC(class_weight=class_weight).fit(X, y)
+    assert clf.shape_fit_ == svc.shape_fit_ == X.shape
+    if has_weights:
+        np.testing.assert_allclose(clf.class_weight_, svc.class_weight_, rtol=1e-15)
+    else:
+        assert not hasattr(clf, "class_weight_")
+    if class_weight is None:
+        gram = clone(estimator).set_params(kernel="precomputed").fit(X @ X.T, y)
+        assert gram.shape_fit_ == (y.size, y.size)
