@@ -31,6 +31,7 @@ from msvm.core.validation import (
     resolve_kernel,
 )
 from msvm.fast.calibration import ProbabilityMixin
+from msvm.fast.callable_kernel import fit_with_callable, kernel_rows
 from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
     STEP_ROUNDING,
@@ -236,7 +237,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "C": [Interval(Real, 0, None, closed="neither")],
-        "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"})],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"}), callable],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
@@ -325,7 +326,10 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         ``sample_weight`` (n_samples,), default None: the loss term of pattern i is multiplied by
         s_i = sample_weight_i * class_weight[y_i], which in the dual is the per-pattern bound
         C s_i (0 <= alpha_ij <= C s_i; for Crammer-Singer the budget sum_j alpha_ij <= C s_i).
+        A callable ``kernel`` fits on kernel(X, X) as a precomputed one (``callable_kernel``).
         """
+        if callable(self.kernel):
+            return fit_with_callable(self, X, y, sample_weight)
         start = time.perf_counter()
         X, y_index = validate_training_data(self, X, y)
         self._y_index = y_index
@@ -595,6 +599,8 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
 
     # -- prediction ----------------------------------------------------------------------------
     def _scores(self, X) -> np.ndarray:
+        if callable(self.kernel):
+            return self._precomputed_model._scores(kernel_rows(self, X))
         X = validate_prediction_data(self, X)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
             if getattr(self, "_linear_weights", False):  # explicit weights: no kernel

@@ -36,6 +36,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from msvm.fast.callable_kernel import kernel_rows
+
 N_FOLDS = 5
 CALIBRATION_C = 1.0  # inverse L2 strength of the calibrating regression (module docstring)
 
@@ -109,6 +111,8 @@ class ProbabilityMixin:
         self._calibrator = calibrator.fit(scores, y_index, **fit_params)
 
     def _probabilities(self, X, log: bool):
+        if callable(self.kernel):  # (``msvm.fast.callable_kernel``)
+            return self._precomputed_model._probabilities(kernel_rows(self, X), log)
         check_is_fitted(self, "_calibrator")
         scores = self._scores(X)
         if log:

@@ -94,7 +94,13 @@ MACHINES = (
 def check_machine(estimator):
     """ValueError unless the folds of ``estimator`` are its dual with one pattern's variables
     fixed at 0, which needs one dual variable per pattern and class (not MultiPrototypeSVC's
-    prototypes, the squared simplex loss or MKPM's kernel PCA)."""
+    prototypes, the squared simplex loss or MKPM's kernel PCA), with a named or precomputed
+    kernel (a callable's Gram matrix is passed as a precomputed one)."""
+    if callable(getattr(estimator, "kernel", None)):
+        raise ValueError(
+            "Leave-one-out paths take a named kernel or a Gram matrix: pass kernel(X, X) with "
+            "kernel='precomputed' instead of the callable."
+        )
     loss = getattr(estimator, "loss", "hinge")
     if not getattr(estimator, "_leave_one_out", False) or loss != "hinge":
         raise ValueError(

@@ -103,6 +103,7 @@ from msvm.fast.base import (
     validate_prediction_data,
     validate_training_data,
 )
+from msvm.fast.callable_kernel import fit_with_callable, kernel_rows
 from msvm.fast.kpca import EIGEN_SOLVERS, SERIAL_UP_TO, KernelPCABasis
 from msvm.fast.mkpm_path import capped_allocation_path, loo_misclassified, select_dimension
 from msvm.fast.threads import blas_threads
@@ -204,7 +205,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_components": [None, Interval(Integral, 1, None, closed="left")],
         "max_column_dimension": [None, Interval(Integral, 1, None, closed="left")],
-        "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"})],
+        "kernel": [StrOptions({"linear", "rbf", "poly", "precomputed"}), callable],
         "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Real],
@@ -396,6 +397,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         kernel PCA, the least squares and the selection error (class docstring); an invalid one
         (wrong length, negative, NaN or inf, all zero) raises ValueError.
         """
+        if callable(self.kernel):
+            return fit_with_callable(self, X, y, sample_weight)
         X, y_index = validate_training_data(self, X, y)
         weights = check_sample_weight(sample_weight, y_index.size, y_index)
         classes_of, kept = y_index, np.arange(y_index.size)
@@ -537,6 +540,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
 
     def path_outputs(self, X):
         """f(x) for every total dimension d = 0..D, shape (n_samples, D+1, L)."""
+        if callable(self.kernel):
+            return self._precomputed_model.path_outputs(kernel_rows(self, X))
         X = validate_prediction_data(self, X)
         return self._path_outputs(
             self._scores(X), self.coef_, self.allocation_path_, self._intercept
@@ -546,6 +551,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8), a block of rows at
         a time: the projections z(x) have as many columns as the basis (up to N), so that at
         most about ``core.kernels.BLOCK_BYTES`` of them are held."""
+        if callable(self.kernel):
+            return self._precomputed_model.decision_function(kernel_rows(self, X))
         X = validate_prediction_data(self, X)
         # floats a row: k(x, landmarks), z(x) and the (classes x code) differences
         width = sum(self._basis.to_scores.shape) + self.code_.size

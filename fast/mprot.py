@@ -50,6 +50,7 @@ from msvm.fast.base import (
     support_counts,
     validate_training_data,
 )
+from msvm.fast.callable_kernel import fit_with_callable
 from msvm.fast.convergence import FitWarnings, convergence_warning
 from msvm.fast.engine import (
     DecompositionSolver,
@@ -490,6 +491,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     def fit(self, X, y, sample_weight=None):
         """Fit prototypes and assignments to ``X`` (dense or CSR; Gram matrix if precomputed);
         ``sample_weight`` weighs each pattern's slack (class docstring)."""
+        if callable(self.kernel):
+            return fit_with_callable(self, X, y, sample_weight)
         start = time.perf_counter()
         X, y_index = validate_training_data(self, X, y)
         weights = loss_weights(self, sample_weight, y_index)
@@ -742,4 +745,6 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
     def _scores(self, X):
         """Class scores: the best prototype of each class (MProt 2)."""
         raw = super()._scores(X)
+        if callable(self.kernel):  # (the precomputed model's scores: already the best)
+            return raw
         return raw.reshape(raw.shape[0], self.classes_.size, -1).max(axis=2)

@@ -49,6 +49,7 @@ from msvm.fast.base import (
     support_counts,
     validate_training_data,
 )
+from msvm.fast.callable_kernel import fit_with_callable
 from msvm.fast.patterns import SIGN
 from msvm.fast.threads import with_fit_threads
 
@@ -158,6 +159,8 @@ class SimplexSVC(BaseMulticlassSVC):
     def fit(self, X, y, sample_weight=None):
         """Fit to ``X`` (dense or CSR; Gram matrix if precomputed); ``sample_weight`` multiplies
         each pattern's loss term (module docstring)."""
+        if callable(self.kernel):
+            return fit_with_callable(self, X, y, sample_weight)
         if self.loss == "squared":
             return self._fit_squared(X, y, sample_weight)
         for stale in ("_eigen", "_targets", "_weighted_gram"):  # an earlier squared-loss fit
@@ -228,6 +231,8 @@ class SimplexSVC(BaseMulticlassSVC):
     def coef_path(self, Cs):
         """Squared loss: the coefficients B (n_samples, T-1) for every C in ``Cs`` (one eigh;
         with sample weights one Cholesky solve per C on the patterns of positive weight)."""
+        if callable(self.kernel):
+            return self._precomputed_model.coef_path(Cs)
         return self._squared_path(Cs)[0]
 
     def _squared_path(self, Cs):
