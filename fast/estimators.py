@@ -21,8 +21,10 @@ _DOC_PARAMETERS = """
     ----------
     C : float, default=1.0
         Weight of the loss on the canonical scale 1/2 ||W||^2 + C sum(loss).
-    kernel : {"linear", "rbf", "poly", "precomputed"}, default="rbf"
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable, default="rbf"
         With "linear" the dcd solver keeps the weights W = X^T B explicitly (dense or CSR X).
+        A callable kernel(A, B), as SVC's, is fitted as "precomputed" on kernel(X, X)
+        (``msvm.fast.callable_kernel``).
     gamma : {"scale", "auto"} or float, default="scale"
         As in scikit-learn's SVC. The ISVM paper's exp(-g ||x - x'||^2 / M) is gamma = g / M.
     degree, coef0 : polynomial kernel (gamma <x, x'> + coef0) ** degree.

@@ -132,7 +132,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         of the Gram matrix are computed.  None: start at min(256, D) and double while some
         column of the selected allocation holds all K (the dynamic programme asked for more
         than it had), up to D; with Nystroem, every component of the landmarks.
-    kernel, gamma, degree, coef0 : as in scikit-learn's SVC ("precomputed" uses the exact basis).
+    kernel, gamma, degree, coef0 : as in scikit-learn's SVC ("precomputed", and a callable,
+        fitted as "precomputed" on kernel(X, X), use the exact basis).
     code : array (n_classes, L) of +-1 or None, default=None
         Output code, one row per class in ``classes_`` order; None is one-vs-all (MKPM §4).
     selection : {"loo", "cv", "validation", "train"}, default="loo"
