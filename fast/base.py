@@ -31,7 +31,7 @@ from msvm.core.validation import (
     resolve_kernel,
 )
 from msvm.fast.calibration import ProbabilityMixin
-from msvm.fast.callable_kernel import fit_with_callable, kernel_rows
+from msvm.fast.callable_kernel import fit_with_callable, forget_callable_fit, kernel_rows
 from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
     STEP_ROUNDING,
@@ -77,6 +77,7 @@ def validate_training_data(estimator, X, y, accept_sparse="csr"):
         X = np.array(X, order="C")  # (a Fortran-ordered X gave BLAS's kernel blocks other last
         # bits, and Crammer-Singer another path: 304 against 297 steps on the same data)
     estimator.classes_, y_index = check_labels(y)
+    forget_callable_fit(estimator)
     if estimator.kernel == "precomputed":
         X = check_gram(X)
     estimator.shape_fit_ = X.shape

@@ -14,14 +14,16 @@ its own solution.  The leave-one-out paths and searches
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 
 def kernel_values(kernel, A, B) -> np.ndarray:
-    """``kernel(A, B)`` as a float64 array, checked: one row per row of A, one column per row of
-    B, finite."""
-    values = np.asarray(kernel(A, B), dtype=np.float64)
+    """``kernel(A, B)`` as a dense float64 array (a sparse result made dense, as SVC does),
+    checked: one row per row of A, one column per row of B, finite."""
+    values = kernel(A, B)
+    values = np.asarray(values.toarray() if sp.issparse(values) else values, dtype=np.float64)
     expected = (A.shape[0], B.shape[0])
     if values.shape != expected:
         raise ValueError(
@@ -35,7 +37,10 @@ def kernel_values(kernel, A, B) -> np.ndarray:
 
 def fit_with_callable(estimator, X, y, sample_weight=None):
     """Fit ``estimator`` (whose ``kernel`` is callable) on ``kernel(X, X)`` as a precomputed
-    kernel (module docstring); returns the estimator."""
+    kernel (module docstring); returns the estimator.  The fitted attributes of an earlier fit
+    are dropped first (a linear fit's ``coef_`` would otherwise stay)."""
+    for name in [name for name in vars(estimator) if name.endswith("_") and name[0] != "_"]:
+        delattr(estimator, name)
     X = validate_data(estimator, X, accept_sparse="csr", dtype=np.float64)
     gram = kernel_values(estimator.kernel, X, X)
     params = {**estimator.get_params(deep=False), "kernel": "precomputed"}
@@ -48,10 +53,17 @@ def fit_with_callable(estimator, X, y, sample_weight=None):
         if name.endswith("_") and not name.startswith("_"):
             setattr(estimator, name, value)
     estimator.n_features_in_, estimator.shape_fit_ = X.shape[1], X.shape
-    if hasattr(model, "support_"):
+    if hasattr(model, "support_vectors_"):  # (MKPM has none)
         estimator.support_vectors_ = X[model.support_]
     estimator._fit_X, estimator._precomputed_model = X, model
     return estimator
+
+
+def forget_callable_fit(estimator) -> None:
+    """Drop what a fit with a callable kept (the training rows and the precomputed copy): a fit
+    with another kernel calls it, so that they neither hold memory nor answer for it."""
+    for name in ("_fit_X", "_precomputed_model"):
+        estimator.__dict__.pop(name, None)
 
 
 def kernel_rows(estimator, X) -> np.ndarray:

@@ -284,6 +284,12 @@ def primitive_reasons(p: Problem, gamma) -> list:
     return []
 
 
+# Why a prediction comparison had no point (``CheckRow.notes``): every point tied, or, with a
+# bias, no untied point leading by more than the classes' free constants can move.
+TIED = "every point is tied within tie_margin"
+BIAS_FREEDOM = "no untied point leads by more than the optimal biases can move"
+
+
 def agreement(a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> float:
     """The share of the points in ``mask`` where ``a`` and ``b`` agree; nan where ``mask`` holds
     none (nothing was compared, which is not agreement)."""
@@ -433,15 +439,18 @@ def check(
     if row.fast_difference > fast_tol:
         row.reasons.append(f"fast objective differs by {row.fast_difference:.1e} > {fast_tol:g}")
     masks = {}  # the points each solution's predictions are compared on (default: clear)
-    why = {}  # why a mask may hold no point (default: every point tied)
+    why = {}  # why a mask of untied points may hold none of them (every point tied: TIED)
+    skipped = {}  # comparisons not made by design, and why
     if fit_intercept and formulation == "mprot_static":
         # a prototype no pattern is assigned to has a free bias, and a class's score is the
         # largest of its prototypes': optimal solutions' scores differ by more than a constant
         # per class, so the row is judged by its objective and bracket alone
         masks["fast"] = np.zeros_like(clear)
-        why["fast"] = "with a bias, optimal MProt scores differ by more than a constant per class"
+        skipped["fast"] = "with a bias, optimal MProt scores differ by more than a class constant"
     elif fast_scores.shape == reference_scores.shape:
         scale = 1.0 + np.abs(centred(reference_scores)).max()
+        if fit_intercept:
+            why["fast"] = why["primal"] = BIAS_FREEDOM
         difference, masks["fast"], delta = output_difference(
             fast_scores, reference_scores, clear, fit_intercept, fast_model is None
         )
@@ -501,7 +510,7 @@ def check(
         row.agreement[f"{name} vs dual"] = share
         row.agreement[f"{name} points compared"] = int(mask.sum())
         if not mask.any():
-            reason = why.get(name, "every point is tied within tie_margin")
+            reason = skipped.get(name) or (why.get(name, TIED) if clear.any() else TIED)
             row.notes.append(f"{name} predictions not compared: {reason}")
         elif share < 1.0:
             row.reasons.append(f"{name} predictions differ from the dual's on untied points")

@@ -51,7 +51,9 @@ def test_a_callable_kernel_fits_and_predicts_as_its_gram_matrix(weighted_iris, e
     )
     np.testing.assert_array_equal(fitted.predict(X_new), gram.predict(kernel(X_new, X)))
     np.testing.assert_array_equal(fitted.support_, gram.support_)
-    np.testing.assert_array_equal(fitted.support_vectors_, X[gram.support_])
+    assert hasattr(fitted, "support_vectors_") == hasattr(gram, "support_vectors_")  # (MKPM)
+    if hasattr(gram, "support_vectors_"):
+        np.testing.assert_array_equal(fitted.support_vectors_, X[gram.support_])
     assert fitted.n_features_in_ == 2 and fitted.shape_fit_ == X.shape
     assert fitted.score(X, y) == gram.score(kernel(X, X), y) > 0.6
     if hasattr(gram, "dual_coef_"):
@@ -134,3 +136,33 @@ def test_warm_start_goes_on_from_the_last_fit_as_with_the_gram_matrix(weighted_i
     assert fitted.n_steps_ == gram.n_steps_
     cold = WestonWatkinsSVC(kernel=kernel, C=3.0, random_state=0).fit(X, y)
     assert fitted.n_steps_ < cold.n_steps_
+
+
+def test_a_sparse_kernel_matrix_is_taken_as_svc_takes_it(weighted_iris):
+    X, y, _ = weighted_iris
+    X = sp.csr_matrix(X)
+
+    def linear(A, B):
+        return A @ B.T  # a sparse matrix for sparse rows
+
+    fitted = WestonWatkinsSVC(kernel=linear, random_state=0).fit(X, y)
+    gram = WestonWatkinsSVC(kernel="precomputed", random_state=0).fit(linear(X, X).toarray(), y)
+    np.testing.assert_array_equal(
+        fitted.decision_function(X[:5]), gram.decision_function(linear(X[:5], X).toarray())
+    )
+
+
+def test_no_fitted_attribute_outlives_a_change_of_kernel(weighted_iris):
+    """A linear fit's coef_ does not stay through a callable fit, and a named-kernel refit drops
+    the callable fit's training rows and copy (MKPM has no support_vectors_ either way)."""
+    X, y, _ = weighted_iris
+    clf = WestonWatkinsSVC(kernel="linear").fit(X, y)
+    assert hasattr(clf, "coef_")
+    clf.set_params(kernel=kernel).fit(X, y)
+    assert not hasattr(clf, "coef_") and hasattr(clf, "_precomputed_model")
+    clf.set_params(kernel="rbf").fit(X, y)
+    assert not hasattr(clf, "_precomputed_model") and not hasattr(clf, "_fit_X")
+    mkpm = MKPMClassifier(kernel=kernel).fit(X, y)
+    assert not hasattr(mkpm, "support_vectors_")
+    mkpm.set_params(kernel="rbf").fit(X, y)
+    assert not hasattr(mkpm, "_fit_X")

@@ -478,10 +478,8 @@ def test_a_comparison_of_no_points_is_a_note_not_an_agreement(wine):
         assert np.isnan(row.agreement[f"{name} vs dual"])
         assert row.agreement[f"{name} points compared"] == 0
     assert row.notes == [
-        "primal predictions not compared: every point is tied within tie_margin",
-        "fast predictions not compared: every point is tied within tie_margin",
-        "smo predictions not compared: no untied point's class is certified by its duality gap",
-        "sgd predictions not compared: no untied point's class is certified by its duality gap",
+        f"{name} predictions not compared: every point is tied within tie_margin"
+        for name in ("primal", "fast", "smo", "sgd")
     ]
     compared = check("weston_watkins", *wine, C=1.0, kernel="rbf", paper_solvers=False)
     assert compared.notes == [] and compared.agreement["fast vs dual"] == 1.0
@@ -494,9 +492,35 @@ def test_mprot_with_a_bias_notes_that_its_predictions_are_not_compared(capsys):
     assert np.isnan(row.agreement["fast vs dual"])
     assert row.notes == [
         "fast predictions not compared: with a bias, optimal MProt scores differ by more than a "
-        "constant per class"
+        "class constant"
     ]
     status = main(["verify", "--quick", "--dataset", "iris", "--n-samples", "45",
                    "--formulations", "mprot_static", "--fit-intercept"])  # fmt: skip
     assert status == 0
     assert "pass [fast predictions not compared: with a bias" in capsys.readouterr().out
+
+
+def test_the_notes_name_why_a_comparison_had_no_point(wine, monkeypatch):
+    """Untied points, but none that Algorithms 1-2's gap certifies (a gap made huge), and with a
+    bias none whose lead exceeds what the biases can move (output_difference's mask made empty):
+    each note names that reason, not ties."""
+    monkeypatch.setattr(crosscheck, "certified", lambda scores, k_diag, gap: scores[:, 0] > np.inf)
+    row = check("inhibitory", *wine, C=1.0, kernel="rbf")
+    assert row.passed and row.agreement["fast points compared"] > 0
+    assert row.notes == [
+        f"{name} predictions not compared: no untied point's class is certified by its duality gap"
+        for name in ("smo", "sgd")
+    ]
+    real = crosscheck.output_difference
+
+    def nothing_compared(*args, **kwargs):
+        difference, mask, delta = real(*args, **kwargs)
+        return difference, np.zeros_like(mask), delta
+
+    monkeypatch.setattr(crosscheck, "output_difference", nothing_compared)
+    row = check("weston_watkins", *wine, C=1.0, kernel="rbf", fit_intercept=True)
+    assert row.notes == [
+        f"{name} predictions not compared: no untied point leads by more than the optimal "
+        "biases can move"
+        for name in ("primal", "fast")
+    ]
