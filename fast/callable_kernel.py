@@ -6,7 +6,8 @@ and predicts from ``kernel(X_new, X)``: a fit with a callable fits a copy of the
 ``kernel="precomputed"`` (so every solver, check and option -- sample and class weights,
 ``probability``, ``fit_intercept`` -- is the precomputed one's, and the results are that fit's bit
 for bit), keeps the training rows, and takes that copy's fitted attributes; ``support_vectors_``
-are the training rows of ``support_``.  With ``warm_start`` the copy of the last fit starts from
+are the training rows of ``support_`` (MKPM has none).  A sparse result of the callable is made
+dense, as SVC makes it.  With ``warm_start`` the copy of the last fit starts from
 its own solution.  The leave-one-out paths and searches
 (``msvm.fast.loo``, ``msvm.fast.model_selection``) take a named kernel or a Gram matrix.
 """
