@@ -137,3 +137,20 @@ def kernel_matrix(X, Y, kernel: str, gamma: float = 1.0, degree: int = 3, coef0:
     except KeyError:
         raise ValueError(f"Unknown kernel {kernel!r}; expected one of {sorted(KERNELS)}.") from None
     return fn(X, Y, gamma, degree, coef0)
+
+
+def kernel_values(kernel, A, B) -> np.ndarray:
+    """A callable kernel's ``kernel(A, B)`` (as scikit-learn's SVC takes one) as a dense float64
+    array (a sparse result made dense, as SVC does), checked: one row per row of A, one column
+    per row of B, finite.  Both layers evaluate a callable kernel through it."""
+    values = kernel(A, B)
+    values = np.asarray(values.toarray() if sp.issparse(values) else values, dtype=np.float64)
+    expected = (A.shape[0], B.shape[0])
+    if values.shape != expected:
+        raise ValueError(
+            f"The kernel callable returned an array of shape {values.shape} for inputs of "
+            f"{A.shape[0]} and {B.shape[0]} rows; expected {expected}: k(a_i, b_j)."
+        )
+    if not np.all(np.isfinite(values)):
+        raise ValueError("The kernel callable returned NaN or inf.")
+    return values

@@ -462,7 +462,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         )
         check_finite("The fit", self.objective_, self.dual_objective_, F)
         self.relative_gap_ = relative_gap(self.objective_, self.dual_objective_)
-        unconverged.warn(self.relative_gap_, self.kkt_violation_)
+        self.fit_status_ = unconverged.warn(self.relative_gap_, self.kkt_violation_)
         self.support_ = support_by_class(np.any(alpha > 0, axis=1), y_index)
         self.n_support_ = support_counts(self.support_, y_index, L)
         self._report(start)

@@ -15,25 +15,10 @@ its own solution.  The leave-one-out paths and searches
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-
-def kernel_values(kernel, A, B) -> np.ndarray:
-    """``kernel(A, B)`` as a dense float64 array (a sparse result made dense, as SVC does),
-    checked: one row per row of A, one column per row of B, finite."""
-    values = kernel(A, B)
-    values = np.asarray(values.toarray() if sp.issparse(values) else values, dtype=np.float64)
-    expected = (A.shape[0], B.shape[0])
-    if values.shape != expected:
-        raise ValueError(
-            f"The kernel callable returned an array of shape {values.shape} for inputs of "
-            f"{A.shape[0]} and {B.shape[0]} rows; expected {expected}: k(a_i, b_j)."
-        )
-    if not np.all(np.isfinite(values)):
-        raise ValueError("The kernel callable returned NaN or inf.")
-    return values
+from msvm.core.kernels import kernel_values
 
 
 def fit_with_callable(estimator, X, y, sample_weight=None):

@@ -51,15 +51,16 @@ class FitWarnings:
         self.run.clear()
         return self.run
 
-    def warn(self, gap: float, violation: float) -> None:
+    def warn(self, gap: float, violation: float) -> int:
         """One ConvergenceWarning with every distinct reason, the fit's KKT violation (its
         ``kkt_violation_``: the reasons quote their runs' own tests, which a recheck from the
         dual variables may revise) and the relative duality gap, which bounds how far the
         objective is from the optimum -- unless the bias did not settle (the dual value is a
-        bound only where the bias condition holds)."""
+        bound only where the bias condition holds).  Returns the fit's ``fit_status_``, as
+        SVC's: 1 when it warned, else 0."""
         messages = self.run + self.bias + self.other
         if not messages:
-            return
+            return 0
         meaning = (
             "not a bound, as the bias did not settle"
             if self.bias
@@ -71,3 +72,4 @@ class FitWarnings:
             ConvergenceWarning,
             stacklevel=caller_stacklevel(),
         )
+        return 1

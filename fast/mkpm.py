@@ -427,6 +427,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self._kept = kept  # (in row order: the columns of k(x, X) the fit's basis reads)
         self.support_ = support_by_class(np.isin(np.arange(classes_of.size), kept), classes_of)
         self.n_support_ = support_counts(self.support_, classes_of, self.classes_.size)
+        self.fit_status_ = 0  # (SVC's: MKPM has no solver that can stop early)
         return self
 
     def _scores(self, X):

@@ -584,7 +584,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.primal_path_ = np.array(path)
         F = static.outputs(assigned)
         self._finish(X, alpha, assigned, proto_class, y_index, negative, F, path[-1])
-        unconverged.warn(self.relative_gap_, self.kkt_violation_)
+        self.fit_status_ = unconverged.warn(self.relative_gap_, self.kkt_violation_)
         self._y_index = y_index
         self._report(start)
         self._fit_probability(X, y_index)

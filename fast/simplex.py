@@ -207,6 +207,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.dual_objective_ = self.objective_  # closed form: the optimum itself
         self.relative_gap_ = 0.0
         self.n_iter_ = 1  # one closed-form solve
+        self.fit_status_ = 0  # (SVC's: converged)
         self.support_ = support_by_class(np.any(B != 0.0, axis=1), self._y_index)
         self.n_support_ = support_counts(self.support_, self._y_index, T)
         self.support_vectors_ = (

@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from msvm.core.coding import sign_coding
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, kernel_values
 from msvm.core.validation import (
     check_C,
     check_finite,
+    check_gram,
     check_positive_semidefinite,
     check_predict_input,
     check_sample_weight,
@@ -62,8 +63,13 @@ class Problem:
     X : array-like of shape (n_samples, n_features), or (n_samples, n_samples) if precomputed
     y : array-like of shape (n_samples,), any label type with at least two classes
     C : float > 0, the weight of the loss on the canonical scale 1/2 ||W||^2 + C * sum(loss)
-    kernel : {"linear", "rbf", "poly", "precomputed"}
-    gamma, degree, coef0 : as in scikit-learn's ``SVC`` (``gamma="scale"`` by default)
+    kernel : {"linear", "rbf", "poly", "precomputed"} or callable
+        A callable, as scikit-learn's ``SVC`` takes one, returns the matrix k(a_i, b_j) for the
+        rows of two arrays: the problem is that of the precomputed Gram matrix kernel(X, X)
+        (square, symmetric and positive semi-definite within the bar below), and
+        ``kernel_to(X_new)`` is kernel(X_new, X).
+    gamma, degree, coef0 : as in scikit-learn's ``SVC`` (``gamma="scale"`` by default; not used
+        by a callable or precomputed kernel)
     sample_weight : array-like of shape (n_samples,) or None, default None
         s_i >= 0 multiplying pattern i's loss term: every primal becomes
         1/2 ||W||^2 + C sum_i s_i loss_i (``loss_sum``; the Lecture's lambda form
@@ -87,8 +93,8 @@ class Problem:
     Raises
     ------
     ValueError
-        if the Gram matrix is significantly indefinite: a precomputed kernel, or a poly kernel
-        with coef0 < 0, whose smallest eigenvalue is below ``-indefinite_threshold(K)``
+        if the Gram matrix is significantly indefinite: a precomputed or callable kernel, or a
+        poly kernel with coef0 < 0, whose smallest eigenvalue is below ``-indefinite_threshold(K)``
         (``msvm.core.validation``).  The
         other kernels (linear, rbf, poly with coef0 >= 0) are positive semi-definite by
         construction, and their negative eigenvalues are rounding: they are dropped with the
@@ -102,13 +108,16 @@ class Problem:
         self.X, self.classes, self.y_index = check_training_data(X, y, kernel=kernel)
         self.sample_weight = check_sample_weight(sample_weight, self.y_index.size)
         self.kernel, self.degree, self.coef0 = kernel, int(degree), float(coef0)
-        value = resolve_kernel(self.X, kernel, gamma, degree, coef0)
-        self.gamma = None if kernel in ("linear", "precomputed") else value
         self.n_samples, self.n_classes = self.X.shape[0], self.classes.size
-        if kernel == "precomputed":
-            self.K = 0.5 * (self.X + self.X.T)  # symmetric to rounding (check_gram)
+        if callable(kernel):  # the Gram matrix as a precomputed one's (``kernel_values``)
+            self.gamma = None
+            self.K = check_gram(kernel_values(kernel, self.X, self.X))
         else:
-            self.K = self._kernel(self.X)
+            value = resolve_kernel(self.X, kernel, gamma, degree, coef0)
+            self.gamma = None if kernel in ("linear", "precomputed") else value
+            self.K = self.X if kernel == "precomputed" else self._kernel(self.X)
+        if callable(kernel) or kernel == "precomputed":
+            self.K = 0.5 * (self.K + self.K.T)  # symmetric to rounding (check_gram)
         check_finite("The Gram matrix", self.K)
         s, V = gram_eigh(self.K)
         self.positive_part = False  # whether K is the positive part of the Gram matrix given
@@ -136,6 +145,8 @@ class Problem:
         self.Y = sign_coding(self.y_index, self.n_classes)
 
     def _kernel(self, X_new) -> np.ndarray:
+        if callable(self.kernel):
+            return kernel_values(self.kernel, X_new, self.X)
         return kernel_matrix(X_new, self.X, self.kernel, self.gamma, self.degree, self.coef0)
 
     def kernel_to(self, X_new) -> np.ndarray:

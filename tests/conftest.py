@@ -1,4 +1,5 @@
-"""Shared fixtures: the three test problems of the reference layer (loss active at the optimum)."""
+"""Shared fixtures: the test problems of the reference layer (loss active at the optimum), one
+of them with a callable kernel."""
 
 from __future__ import annotations
 
@@ -7,11 +8,21 @@ import pytest
 
 from msvm.core import datasets
 
+
+def laplacian(A, B):
+    """A kernel neither layer names, given as a callable (as scikit-learn's SVC takes one):
+    exp(-0.02 |a - b|_1), positive definite."""
+    from sklearn.metrics.pairwise import laplacian_kernel
+
+    return laplacian_kernel(A, B, gamma=0.02)
+
+
 # name -> (data set, subset size, kernel, C); chosen so that many loss terms are active.
 PROBLEMS = {
     "iris-linear": ("iris", None, "linear", 0.1),
     "wine-rbf": ("wine", None, "rbf", 1.0),
     "digits-rbf": ("digits", 120, "rbf", 1.0),
+    "wine-callable": ("wine", 90, laplacian, 1.0),
 }
 
 
@@ -25,7 +36,7 @@ def make_problem(name: str):
 
 @pytest.fixture(scope="session", params=list(PROBLEMS))
 def problem(request):
-    """(name, Problem, X, y) for each of the three test problems."""
+    """(name, Problem, X, y) for each of the test problems."""
     p, X, y = make_problem(request.param)
     return request.param, p, X, y
 

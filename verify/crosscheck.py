@@ -6,7 +6,8 @@ Algorithms 1 and 2), and compares: the primal-dual gap, the fast objective again
 optimum, the fast fit's ``dual_coef_`` against its outputs and objective through the reference's
 map from dual variables to weights (``dual_coef_reasons``), the gamma and kernel both layers take
 from ``msvm.core`` against scikit-learn's (``primitive_reasons``), the training outputs (unique,
-since the regulariser is strictly convex in W), and the
+since the regulariser is strictly convex in W: within ``output_tol`` of their scale, and at each
+point within the bound that the two solutions' primal values prove, ``output_radius``), and the
 predictions, which must agree wherever the reference's top two class scores are not tied -- for
 ISVM's Algorithms 1 and 2, which stop at tol=1e-4 with outputs up to ~1e-2 off the optimum,
 wherever the lead is also larger than their own duality gap allows them to move
@@ -109,6 +110,7 @@ class CheckRow:
     fast_objective: float
     fast_difference: float
     output_difference: float
+    output_radius: float = np.nan  # the largest difference of outputs the objectives allow
     agreement: dict = field(default_factory=dict)
     passed: bool = True
     reasons: list = field(default_factory=list)
@@ -178,6 +180,27 @@ def output_difference(scores, reference, clear, fit_intercept, logistic=False):
         return error, clear & (lead(reference) > freedom), delta
     view = centred if logistic else np.asarray
     return float(np.abs(view(scores) - view(reference)).max()), clear, np.zeros(L)
+
+
+def output_radius(p: Problem, reference, fast_value: float) -> np.ndarray:
+    """For each training point x_i, the most two solutions' class scores may differ there
+    given their primal values: the exact solution ``reference`` (its primal value at its own
+    weights, ``primal_value``) and a fit of primal value ``fast_value``, both against the
+    reference's certified lower bound of the optimum P*.
+
+    Every primal is 1/2 ||W||^2 plus a convex function of (W, b), so at the optimum
+    (W*, b*) the subgradient condition gives 1/2 ||W - W*||^2 <= P(W, b) - P* for any (W, b)
+    (a bias too: the condition holds in b with a zero subgradient); two solutions' weights are
+    within sqrt(2 g_1) + sqrt(2 g_2) of each other.  Each machine's class score is linear in
+    W with a norm of at most sqrt(k(x, x)) per unit of ||W|| (one-vs-all, WW, CS, their
+    Lecture forms: w_j . phi(x); inhibitory and LLW: (M g)_j with M_jj <= 1; simplex codes:
+    <f(x), a_t> with |a_t| = 1; MProt: the largest of its prototypes' scores; logistic
+    regression's centred scores: e_j - 1/L of norm below 1), so the scores differ by at most
+    (sqrt(2 g_1) + sqrt(2 g_2)) sqrt(k(x_i, x_i)): the bias's freedom aside (``check``)."""
+    lower = reference.extras["certificate"].lower
+    floor = ROUNDING * (1.0 + abs(lower))  # (a gap below it is the values' rounding)
+    gaps = np.maximum([primal_value(reference) - lower, fast_value - lower], floor)
+    return float(np.sum(np.sqrt(2.0 * gaps))) * np.sqrt(np.maximum(np.diag(p.K), 0.0))
 
 
 def bracket_reasons(name: str, dual_value, primal_value, optimum, gap_tol, dual_tol=None) -> list:
@@ -268,8 +291,9 @@ def primitive_reasons(p: Problem, gamma) -> list:
     """What both layers take from ``msvm.core`` -- the numeric gamma ("scale", "auto") and the
     kernel -- against scikit-learn's: a mistake there would be shared by the two layers and
     no comparison of them could show it.  gamma as ``SVC`` resolves it at fit, the kernel
-    (``raw_gram``) by ``pairwise_kernels`` at that gamma, relative to its largest entry."""
-    if p.kernel == "precomputed":
+    (``raw_gram``) by ``pairwise_kernels`` at that gamma, relative to its largest entry.  A
+    precomputed or callable kernel is the user's: nothing of ``msvm.core`` to compare."""
+    if callable(p.kernel) or p.kernel == "precomputed":
         return []
     params = {"degree": p.degree, "coef0": p.coef0} if p.kernel == "poly" else {}
     if p.kernel != "linear":
@@ -282,6 +306,13 @@ def primitive_reasons(p: Problem, gamma) -> list:
     if off > 1e-8:
         return [f"the {p.kernel} kernel matrix is {off:.1e} (relative) off scikit-learn's"]
     return []
+
+
+# The smallest gap ``output_radius`` takes, relative to the optimum: the primal values and the
+# certified bound are each rounded to ~1e-15 of it (the closed-form squared simplex loss's fit
+# and cvxpy's solve came out below the bound on iris), and a difference of outputs of
+# sqrt(2 ROUNDING P*) sqrt(k) is that rounding's, not a disagreement.
+ROUNDING = 1e-12
 
 
 # Why a prediction comparison had no point (``CheckRow.notes``): every point tied, or, with a
@@ -312,7 +343,7 @@ def check(
     y,
     *,
     C: float = 1.0,
-    kernel: str = "rbf",
+    kernel="rbf",
     gamma="scale",
     degree: int = 3,
     coef0: float = 0.0,
@@ -337,10 +368,14 @@ def check(
     the dual end within fast_tol: it is a bound only to the balance condition's tolerance);
     ``output_tol`` largest difference of training outputs (each machine's class scores)
     relative to their scale (``output_difference``: centred for logistic regression, up to a
-    constant per class with a bias, whose optimality is then judged by the loss it costs);
+    constant per class with a bias, whose optimality is then judged by the loss it costs;
+    the outputs must also lie within ``output_radius`` of each other, which needs no
+    tolerance);
     ``paper_tol`` the relative difference of the dual value of ISVM's Algorithms 1 and 2 (at
     their own tol=1e-4; with the bracket, not ``gap_bound``).  ``sample_weight`` (n_samples,)
     weighs every formulation's loss (``Problem``'s and the estimators' ``sample_weight``).
+    ``kernel`` a name or a callable ``kernel(A, B)`` (as SVC takes one): both layers solve the
+    problem of its Gram matrix.
     """
     if formulation not in FORMULATIONS:
         raise ValueError(
@@ -457,6 +492,24 @@ def check(
         row.output_difference = float(difference / scale)
         if row.output_difference > output_tol:
             row.reasons.append(f"outputs differ by {row.output_difference:.1e} > {output_tol:g}")
+        if not p.positive_part:  # (else the layers solve different kernels: output_tol only)
+            # the objectives' bound, per point; with a bias (logistic regression always has
+            # one) the differences less their mean per class, A(x) - mean A for A the weights'
+            # share: at most the point's radius plus the largest
+            radius = output_radius(p, dual, row.fast_objective)
+            row.output_radius = float(radius.max() / scale)
+            view = centred if fast_model is None else np.asarray
+            apart = view(fast_scores) - view(reference_scores)
+            allowed = radius
+            if fit_intercept or fast_model is None:
+                apart, allowed = apart - apart.mean(axis=0), allowed + radius.max()
+            apart = np.abs(apart).max(axis=1)
+            if np.any(apart > allowed):
+                i = int(np.argmax(apart - allowed))
+                row.reasons.append(
+                    f"outputs differ by {apart[i]:.3g} at point {i}, beyond the {allowed[i]:.3g} "
+                    "that the two solutions' primal values allow"
+                )
         loss = getattr(fast_model, "_loss", None)
         if fit_intercept and loss is not None:  # (the box machines: scores are their outputs)
             # the fast bias must be optimal with the exact weights: P(W*, b* + delta) - P* =

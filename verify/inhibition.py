@@ -141,8 +141,10 @@ def default_mus(L: int, n_points: int = 21) -> np.ndarray:
     return np.linspace(-2.0, 4.0, n_points | 1) / L
 
 
-def envelope_derivative(clf: InhibitorySVC, X) -> float:
-    """sum_ij alpha_ij y_ij <w, Psi(x_i)>, with <w, Psi(x_i)> = sum_k <w_k, phi(x_i)>.
+def envelope_derivative(clf: InhibitorySVC, X, y) -> float:
+    """sum_ij alpha_ij y_ij <w, Psi(x_i)>, with <w, Psi(x_i)> = sum_k <w_k, phi(x_i)>, for a
+    machine fitted on (X, y) (its labels coded from ``classes_``, so that a fit with a callable
+    kernel, which keeps only the public attributes of its precomputed fit, serves as well).
 
     The fitted outputs are f = w (I - mu 11^T), so sum_j f_j = (1 - mu L) sum_k w_k . phi; at
     mu = 1/L both vanish and <w, Psi> is not recoverable from the outputs: NaN there.
@@ -151,7 +153,7 @@ def envelope_derivative(clf: InhibitorySVC, X) -> float:
     mu = 1.0 / L if clf.mu is None else clf.mu
     F = clf._scores(X)  # (n, L) class scores, two classes included
     Y = -np.ones_like(F)
-    Y[np.arange(F.shape[0]), clf._y_index] = 1.0  # ISVM (3.1)
+    Y[np.arange(F.shape[0]), np.searchsorted(clf.classes_, y)] = 1.0  # ISVM (3.1)
     if abs(1.0 - mu * L) < 1e-12:
         return np.nan  # 0/0: ``profile`` measures the slope there instead
     w_psi = F.sum(axis=1) / (1.0 - mu * L)
@@ -177,7 +179,7 @@ def profile(
 
     fits = [fit(mu) for mu in mus]
     objectives = np.array([clf.objective_ for clf in fits])
-    derivatives = np.array([envelope_derivative(clf, X) for clf in fits])
+    derivatives = np.array([envelope_derivative(clf, X, y) for clf in fits])
     (at_one_over_L,) = [c for c, mu in zip(fits, mus, strict=True) if abs(1.0 - mu * L) < 1e-12]
     h = 1e-3 / L
     slope, near, nearer = one_sided_slope(

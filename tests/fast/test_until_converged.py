@@ -53,7 +53,7 @@ def test_default_runs_to_the_reference_optimum(wide_kernel_iris, Estimator, key)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         clf = Estimator(C=100.0, gamma=gamma, tol=1e-4, random_state=0).fit(X, y)
-    assert clf.kkt_violation_ <= 1e-4
+    assert clf.kkt_violation_ <= 1e-4 and clf.fit_status_ == 0  # (SVC's: fitted, no warning)
     assert clf.dual_objective_ == pytest.approx(reference.objective, rel=1e-5)
     assert clf.objective_ == pytest.approx(reference.objective, rel=1e-3)
     # a finite max_iter still means what it says
@@ -279,6 +279,7 @@ def test_an_unconverged_fit_warns_once_with_its_gap_at_the_callers_line(wide_ker
     assert f"KKT violation is {model.kkt_violation_:.2e} (kkt_violation_)" in text
     assert model.relative_gap_ > 0.0 and text.count("stopped") == 1
     assert found[0].filename == __file__
+    assert model.fit_status_ == 1  # SVC's: 1 where the fit warned
 
 
 def test_the_gap_is_not_called_a_bound_where_the_bias_did_not_settle(wide_kernel_iris, monkeypatch):

@@ -477,7 +477,8 @@ def test_support_is_grouped_by_class_as_in_svc(data, estimator):
     ids=str,
 )
 def test_class_weight_and_shape_fit_are_svcs(data, estimator, class_weight):
-    """SVC's fitted ``class_weight_`` (ones without class_weight) and ``shape_fit_``, for code
+    """SVC's fitted ``class_weight_`` (ones without class_weight), ``shape_fit_`` and
+    ``fit_status_`` (0: these fits converge; test_until_converged has 1), for code
     written against SVC; MKPM, which has no class_weight, has no ``class_weight_``."""
     X, y, _ = data
     X, y = X[:-7], y[:-7]  # unequal classes, so that "balanced" is not all ones
@@ -486,6 +487,7 @@ def test_class_weight_and_shape_fit_are_svcs(data, estimator, class_weight):
     clf = clone(estimator).set_params(**options).fit(X, y)
     svc = SVC(class_weight=class_weight).fit(X, y)
     assert clf.shape_fit_ == svc.shape_fit_ == X.shape
+    assert clf.fit_status_ == svc.fit_status_ == 0
     if has_weights:
         np.testing.assert_allclose(clf.class_weight_, svc.class_weight_, rtol=1e-15)
     else:

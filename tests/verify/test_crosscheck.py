@@ -524,3 +524,83 @@ def test_the_notes_name_why_a_comparison_had_no_point(wine, monkeypatch):
         "biases can move"
         for name in ("primal", "fast")
     ]
+
+
+def laplacian(A, B):
+    """A kernel neither layer names (``check(kernel=callable)``)."""
+    from sklearn.metrics.pairwise import laplacian_kernel
+
+    return laplacian_kernel(A, B, gamma=0.02)
+
+
+@pytest.mark.parametrize(
+    "formulation, bias", [("inhibitory", False), ("crammer_singer", True), ("logistic", False)]
+)
+def test_check_passes_with_a_callable_kernel(wine, formulation, bias):
+    """Both layers on the callable's Gram matrix (inhibitory: ISVM's Algorithms 1 and 2 too)."""
+    row = check(formulation, *wine, C=1.0, kernel=laplacian, fit_intercept=bias)
+    assert row.passed, row.reasons
+    assert row.agreement["fast points compared"] > 40 and not row.notes
+
+
+def test_check_with_a_callable_fails_when_the_fast_layer_evaluates_another_kernel(
+    wine, monkeypatch
+):
+    from msvm.fast import callable_kernel
+
+    values = callable_kernel.kernel_values
+    monkeypatch.setattr(callable_kernel, "kernel_values", lambda k, A, B: 0.9 * values(k, A, B))
+    row = check("weston_watkins", *wine, C=1.0, kernel=laplacian, paper_solvers=False)
+    assert not row.passed
+    assert any("fast objective" in reason for reason in row.reasons)
+
+
+@pytest.mark.parametrize(
+    "formulation, bias", [("simplex_square", False), ("simplex_square", True), ("logistic", False)]
+)
+def test_outputs_are_held_to_the_radius_the_objectives_prove(wine, formulation, bias):
+    """1/2 ||W - W*||^2 <= P(W, b) - P*: each solution's primal value bounds how far its class
+    scores may be from the optimum's (``output_radius``).  On the real layers the outputs lie
+    well within it, and for these fits the radius is tighter than ``output_tol``."""
+    row = check(formulation, *wine, C=1.0, kernel="rbf", fit_intercept=bias)
+    assert row.passed, row.reasons
+    assert row.output_difference < 0.1 * row.output_radius < 1e-4
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_a_score_moved_within_output_tol_but_beyond_the_radius_fails(wine, monkeypatch, bias):
+    """One class score of one point moved by 1e-4 of the scores' scale: within ``output_tol``
+    (1e-3), far beyond what the objectives allow (squared simplex loss: a closed form, radius
+    ~1e-7; with a bias the constant per class taken out cannot absorb one point's move)."""
+    from msvm.fast import SimplexSVC
+
+    real = SimplexSVC._scores
+
+    def moved(self, X):
+        scores = real(self, X).copy()
+        scores[7, 1] += 1e-4 * (1.0 + np.abs(scores).max())
+        return scores
+
+    monkeypatch.setattr(SimplexSVC, "_scores", moved)
+    row = check("simplex_square", *wine, C=1.0, kernel="rbf", fit_intercept=bias)
+    assert not row.passed and row.output_difference < 1e-3
+    assert any("at point 7, beyond" in reason for reason in row.reasons), row.reasons
+
+
+def test_a_logistic_score_moved_within_output_tol_but_beyond_the_radius_fails(wine, monkeypatch):
+    """scikit-learn's logistic scores with one point's class score moved by 3e-4 of their scale:
+    within ``output_tol``, beyond the radius (3e-5 of the scale on these data; logistic
+    regression's bias takes out a constant per class, which one point's move is not)."""
+    from sklearn.linear_model import LogisticRegression
+
+    real = LogisticRegression.decision_function
+
+    def moved(self, X):
+        scores = real(self, X).copy()
+        scores[11, 0] += 3e-4 * (1.0 + np.abs(scores).max())
+        return scores
+
+    monkeypatch.setattr(LogisticRegression, "decision_function", moved)
+    row = check("logistic", *wine, C=1.0, kernel="rbf")
+    assert not row.passed and row.output_difference < 1e-3
+    assert any("at point 11, beyond" in reason for reason in row.reasons), row.reasons
