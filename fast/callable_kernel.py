@@ -9,7 +9,8 @@ for bit), keeps the training rows, and takes that copy's fitted attributes; ``su
 are the training rows of ``support_`` (MKPM has none).  A sparse result of the callable is made
 dense, as SVC makes it.  With ``warm_start`` the copy of the last fit starts from
 its own solution.  The leave-one-out paths and searches
-(``msvm.fast.loo``, ``msvm.fast.model_selection``) take a named kernel or a Gram matrix.
+(``msvm.fast.loo``, ``msvm.fast.model_selection``) run on the callable's Gram matrix as on a
+precomputed one (a grid of gammas has no meaning there and is refused).
 """
 
 from __future__ import annotations

@@ -28,9 +28,9 @@ import numba as nb
 import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state, column_or_1d
+from sklearn.utils import check_array, check_random_state, column_or_1d
 
-from msvm.core.kernels import kernel_matrix
+from msvm.core.kernels import kernel_matrix, kernel_values
 from msvm.core.validation import check_gram_memory
 from msvm.fast.base import validate_training_data, weighted_bounds
 from msvm.fast.engine import (
@@ -72,14 +72,20 @@ class LeaveOneOutPath:
 
 
 def gram_matrix(estimator, X, y):
-    """The training Gram matrix of ``estimator``'s kernel (X itself if precomputed) and the
-    labels as one dimension, both validated as ``fit`` validates them."""
+    """The training Gram matrix of ``estimator``'s kernel (X itself if precomputed; kernel(X, X)
+    for a callable, ``msvm.fast.callable_kernel``) and the labels as one dimension, both
+    validated as ``fit`` validates them."""
+    owner = f"{type(estimator).__name__}'s "  # (a search's estimator, not the search)
+    if callable(estimator.kernel):
+        X = check_array(X, accept_sparse="csr", dtype=np.float64)
+        check_gram_memory(X.shape[0], estimator.cache_size, "Leave-one-out without refits", owner)
+        gram = kernel_values(estimator.kernel, X, X)
+        return gram_matrix(clone(estimator).set_params(kernel="precomputed"), gram, y)
     model = clone(estimator)
     X, y_index = validate_training_data(model, X, y)
     y = model.classes_[y_index]
     if estimator.kernel == "precomputed":
         return X, y
-    owner = f"{type(estimator).__name__}'s "  # (a search's estimator, not the search)
     check_gram_memory(X.shape[0], estimator.cache_size, "Leave-one-out without refits", owner)
     K = kernel_matrix(X, X, estimator.kernel, model._gamma, estimator.degree, estimator.coef0)
     return K, y
@@ -94,13 +100,7 @@ MACHINES = (
 def check_machine(estimator):
     """ValueError unless the folds of ``estimator`` are its dual with one pattern's variables
     fixed at 0, which needs one dual variable per pattern and class (not MultiPrototypeSVC's
-    prototypes, the squared simplex loss or MKPM's kernel PCA), with a named or precomputed
-    kernel (a callable's Gram matrix is passed as a precomputed one)."""
-    if callable(getattr(estimator, "kernel", None)):
-        raise ValueError(
-            "Leave-one-out paths take a named kernel or a Gram matrix: pass kernel(X, X) with "
-            "kernel='precomputed' instead of the callable."
-        )
+    prototypes, the squared simplex loss or MKPM's kernel PCA)."""
     loss = getattr(estimator, "loss", "hinge")
     if not getattr(estimator, "_leave_one_out", False) or loss != "hinge":
         raise ValueError(

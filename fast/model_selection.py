@@ -85,8 +85,9 @@ def _check_grid(estimator, Cs, gammas):
     Cs = values
     if gammas is None:
         return Cs, [estimator.gamma]
-    if estimator.kernel in ("linear", "precomputed"):
-        raise ValueError(f"gammas has no effect with kernel={estimator.kernel!r}; pass None.")
+    if callable(estimator.kernel) or estimator.kernel in ("linear", "precomputed"):
+        what = "a callable kernel" if callable(estimator.kernel) else f"kernel={estimator.kernel!r}"
+        raise ValueError(f"gammas has no effect with {what}; pass None.")
     gammas = [gammas] if isinstance(gammas, str) else list(np.ravel(np.asarray(gammas, object)))
     if not gammas:
         raise ValueError("gammas must be None or a non-empty list.")

@@ -21,6 +21,7 @@ from msvm.fast import (
     WestonWatkinsSVC,
 )
 from msvm.fast.loo import leave_one_out_path
+from msvm.fast.model_selection import LeaveOneOutSearchCV, loo_grid_search
 
 ESTIMATORS = [
     InhibitorySVC(random_state=0),
@@ -119,10 +120,28 @@ def test_predicting_checks_the_new_rows_and_the_callables_output(weighted_iris):
         fitted.predict(X[:2])
 
 
-def test_leave_one_out_paths_refuse_a_callable_by_name(weighted_iris):
-    X, y, _ = weighted_iris
-    with pytest.raises(ValueError, match="kernel='precomputed' instead of the callable"):
-        leave_one_out_path(WestonWatkinsSVC(kernel=kernel), X, y, [1.0])
+def test_leave_one_out_paths_run_on_a_callables_gram_matrix(weighted_iris):
+    """The path, the grid and the search on kernel(X, X), as on the precomputed Gram matrix
+    (before stop 52 they refused a callable); a grid of gammas has no meaning for it."""
+    X, y, w = weighted_iris
+    model = WestonWatkinsSVC(random_state=0)
+    given = leave_one_out_path(model.set_params(kernel=kernel), X, y, [0.1, 1.0], sample_weight=w)
+    gram = leave_one_out_path(
+        clone(model).set_params(kernel="precomputed"), kernel(X, X), y, [0.1, 1.0], sample_weight=w
+    )
+    np.testing.assert_array_equal(given.predictions, gram.predictions)
+    assert given.steps == gram.steps > 0 and 0.5 < given.accuracy(y).max() < 1.0
+    with pytest.raises(ValueError, match="gammas has no effect with a callable kernel"):
+        loo_grid_search(model, X, y, Cs=[1.0], gammas=[0.1, 1.0])
+    search = LeaveOneOutSearchCV(model, Cs=[0.1, 1.0, 10.0]).fit(X, y)
+    reference = LeaveOneOutSearchCV(
+        clone(model).set_params(kernel="precomputed"), Cs=[0.1, 1.0, 10.0]
+    )
+    reference.fit(kernel(X, X), y)
+    np.testing.assert_array_equal(search.loo_accuracy_, reference.loo_accuracy_)
+    assert search.best_params_["C"] == reference.best_params_["C"]
+    X_new = X[:9] + 0.05
+    np.testing.assert_array_equal(search.predict(X_new), reference.predict(kernel(X_new, X)))
 
 
 def test_warm_start_goes_on_from_the_last_fit_as_with_the_gram_matrix(weighted_iris):
