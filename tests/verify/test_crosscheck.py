@@ -567,40 +567,43 @@ def test_outputs_are_held_to_the_radius_the_objectives_prove(wine, formulation, 
     assert row.output_difference < 0.1 * row.output_radius < 1e-4
 
 
-@pytest.mark.parametrize("bias", [False, True])
-def test_a_score_moved_within_output_tol_but_beyond_the_radius_fails(wine, monkeypatch, bias):
-    """One class score of one point moved by 1e-4 of the scores' scale: within ``output_tol``
-    (1e-3), far beyond what the objectives allow (squared simplex loss: a closed form, radius
-    ~1e-7; with a bias the constant per class taken out cannot absorb one point's move)."""
-    from msvm.fast import SimplexSVC
+@pytest.mark.parametrize(
+    "formulation, bias, owner, method, column, share",
+    [
+        ("simplex_square", False, "msvm.fast.SimplexSVC", "_scores", 1, 1e-4),
+        ("simplex_square", True, "msvm.fast.SimplexSVC", "_scores", 1, 1e-4),
+        (
+            "logistic",
+            False,
+            "sklearn.linear_model.LogisticRegression",
+            "decision_function",
+            0,
+            3e-4,
+        ),
+    ],
+)
+def test_a_score_moved_within_output_tol_but_beyond_the_radius_fails(
+    wine, monkeypatch, formulation, bias, owner, method, column, share
+):
+    """One class score of one point moved by ``share`` of the scores' scale: within
+    ``output_tol`` (1e-3), beyond what the objectives allow (the closed-form squared simplex
+    loss: radius ~1e-7 of the scale; scikit-learn's logistic fit: 3e-5; with a bias, and for
+    logistic regression, the constant per class taken out cannot absorb one point's move).
+    ``check`` computes the logistic fit's objective from these very scores, so there the
+    point's own class (0) is moved: its loss falls, and the radius cannot grow with it (a move
+    that raises the loss raises the fit's primal value and the radius that value allows)."""
+    import importlib
 
-    real = SimplexSVC._scores
+    module, name = owner.rsplit(".", 1)
+    cls = getattr(importlib.import_module(module), name)
+    real = getattr(cls, method)
 
     def moved(self, X):
         scores = real(self, X).copy()
-        scores[7, 1] += 1e-4 * (1.0 + np.abs(scores).max())
+        scores[7, column] += share * (1.0 + np.abs(scores).max())
         return scores
 
-    monkeypatch.setattr(SimplexSVC, "_scores", moved)
-    row = check("simplex_square", *wine, C=1.0, kernel="rbf", fit_intercept=bias)
+    monkeypatch.setattr(cls, method, moved)
+    row = check(formulation, *wine, C=1.0, kernel="rbf", fit_intercept=bias)
     assert not row.passed and row.output_difference < 1e-3
     assert any("at point 7, beyond" in reason for reason in row.reasons), row.reasons
-
-
-def test_a_logistic_score_moved_within_output_tol_but_beyond_the_radius_fails(wine, monkeypatch):
-    """scikit-learn's logistic scores with one point's class score moved by 3e-4 of their scale:
-    within ``output_tol``, beyond the radius (3e-5 of the scale on these data; logistic
-    regression's bias takes out a constant per class, which one point's move is not)."""
-    from sklearn.linear_model import LogisticRegression
-
-    real = LogisticRegression.decision_function
-
-    def moved(self, X):
-        scores = real(self, X).copy()
-        scores[11, 0] += 3e-4 * (1.0 + np.abs(scores).max())
-        return scores
-
-    monkeypatch.setattr(LogisticRegression, "decision_function", moved)
-    row = check("logistic", *wine, C=1.0, kernel="rbf")
-    assert not row.passed and row.output_difference < 1e-3
-    assert any("at point 11, beyond" in reason for reason in row.reasons), row.reasons
