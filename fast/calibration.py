@@ -51,7 +51,8 @@ def _check_probability(estimator) -> bool:
 
 def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None):
     """Class scores (n_samples, n_classes) of every pattern from a machine fitted without its fold
-    (with the fit's weights s_i, ``weights``; None: all 1, which class_weight then is too).
+    (with the fit's weights s_i, ``weights``; None: all 1, which class_weight then is too), and
+    the largest of the fold machines' ``fit_status_`` (1 if one of them warned).
 
     Folds: ``StratifiedKFold`` with min(5, smallest class count) splits (at least 2).  A class
     absent from a training fold (a class of one pattern) gets a score one below the fold
@@ -71,6 +72,7 @@ def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None
     if "class_weight" in params:
         model.set_params(class_weight=None)
     cost = params.get("cost")
+    status = 0
     for train, test in folds.split(np.zeros((y_index.size, 1)), y_index):
         fit_X = X[np.ix_(train, train)] if estimator.kernel == "precomputed" else X[train]
         test_X = X[np.ix_(test, train)] if estimator.kernel == "precomputed" else X[test]
@@ -85,10 +87,11 @@ def held_out_scores(estimator, X, y_index, n_classes, random_state, weights=None
         if cost is not None:
             fold.set_params(cost=np.asarray(cost)[np.ix_(present, present)])
         fold.fit(fit_X, y_index[train], sample_weight=fold_weights)
+        status = max(status, fold.fit_status_)
         raw = fold._scores(test_X)
         scores[test] = raw.min(axis=1, keepdims=True) - 1.0
         scores[np.ix_(test, present)] = raw
-    return scores
+    return scores, status
 
 
 class ProbabilityMixin:
@@ -104,7 +107,8 @@ class ProbabilityMixin:
             return
         L = self.classes_.size
         weights = getattr(self, "_weights", None)
-        scores = held_out_scores(self, X, y_index, L, self.random_state, weights)
+        scores, status = held_out_scores(self, X, y_index, L, self.random_state, weights)
+        self.fit_status_ = max(self.fit_status_, status)  # (a fold's ConvergenceWarning too)
         regression = LogisticRegression(C=CALIBRATION_C, max_iter=10_000)
         calibrator = make_pipeline(StandardScaler(), regression)
         fit_params = {"logisticregression__sample_weight": weights}

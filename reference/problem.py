@@ -88,6 +88,8 @@ class Problem:
     positive_part : whether K is the positive part of the Gram matrix given (one slightly
         indefinite within the bar below); the fast layer then solves the Gram matrix itself
     R : the factor with K = R R^T, shape (n_samples, rank)
+    dropped_eigenvalue : the largest eigenvalue of K left out of R (0 if none): the problems
+        are stated with R R^T, which differs from K by at most that in any direction
     Y : the +-1 coding matrix of ISVM (3.1), shape (n_samples, L)
 
     Raises
@@ -136,6 +138,9 @@ class Problem:
             # different problem (4 points, poly degree 3: k = 4.7e10 beside k = 1 dropped the
             # second point's features and the reference optimum was 6.0 for 5.0)
             keep = s > self.n_samples * np.finfo(float).eps * max(s.max(), 0.0)
+        # the largest eigenvalue dropped: K - R R^T is at most that in every direction, so a
+        # quadratic tr(B^T K B) exceeds tr(B^T R R^T B) by at most it times ||B||^2
+        self.dropped_eigenvalue = float(max(s[~keep].max(initial=0.0), 0.0))
         if keep.any():
             self.R = V[:, keep] * np.sqrt(s[keep])
             self._weights_to_coef = V[:, keep] / np.sqrt(s[keep])

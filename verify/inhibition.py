@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.utils import column_or_1d
 
 from msvm.fast import InhibitorySVC
 from msvm.reference import Problem, inhibitory
@@ -153,7 +154,7 @@ def envelope_derivative(clf: InhibitorySVC, X, y) -> float:
     mu = 1.0 / L if clf.mu is None else clf.mu
     F = clf._scores(X)  # (n, L) class scores, two classes included
     Y = -np.ones_like(F)
-    Y[np.arange(F.shape[0]), np.searchsorted(clf.classes_, y)] = 1.0  # ISVM (3.1)
+    Y[np.arange(F.shape[0]), np.searchsorted(clf.classes_, column_or_1d(y))] = 1.0  # ISVM (3.1)
     if abs(1.0 - mu * L) < 1e-12:
         return np.nan  # 0/0: ``profile`` measures the slope there instead
     w_psi = F.sum(axis=1) / (1.0 - mu * L)

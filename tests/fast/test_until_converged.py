@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_iris, make_blobs
 from sklearn.exceptions import ConvergenceWarning
 
@@ -280,6 +281,20 @@ def test_an_unconverged_fit_warns_once_with_its_gap_at_the_callers_line(wide_ker
     assert model.relative_gap_ > 0.0 and text.count("stopped") == 1
     assert found[0].filename == __file__
     assert model.fit_status_ == 1  # SVC's: 1 where the fit warned
+
+
+def test_a_calibration_folds_warning_sets_fit_status():
+    """With probability=True a fit that warns only in a calibration fold (the full-data fit
+    converged) has fit_status_ 1: it was 0 (review, stop 52)."""
+    X, y = datasets.load("iris", n_samples=60)
+    model = OneVsAllSVC(C=100.0, tol=1e-6, max_iter=12, probability=True, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        model.fit(X, y)
+    alone = clone(model).set_params(probability=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        alone.fit(X, y)  # (the full-data fit alone converges)
+    assert alone.fit_status_ == 0 and model.fit_status_ == 1
 
 
 def test_the_gap_is_not_called_a_bound_where_the_bias_did_not_settle(wide_kernel_iris, monkeypatch):

@@ -466,6 +466,8 @@ def test_the_new_checks_raise_no_false_alarm_at_a_huge_C_or_on_a_cleaned_kernel(
     X, y = datasets.load("iris", n_samples=30)
     row = check("one_vs_all", X, y, kernel="poly", degree=2, coef0=-1e-5, paper_solvers=False)
     assert row.passed, row.reasons
+    # the radius bounds one problem's solutions: the note says it was not applied (review, 52)
+    assert np.isnan(row.output_radius) and any("radius" in note for note in row.notes)
 
 
 def test_a_comparison_of_no_points_is_a_note_not_an_agreement(wine):

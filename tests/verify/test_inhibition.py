@@ -124,3 +124,12 @@ def test_the_profile_of_a_callable_kernel_is_that_of_its_gram_matrix():
     np.testing.assert_allclose(given.objectives, gram.objectives, rtol=1e-12)
     np.testing.assert_allclose(given.derivatives, gram.derivatives, rtol=1e-9)
     assert given.agrees and np.all(np.isfinite(given.derivatives))
+
+
+def test_the_envelope_derivative_of_a_column_of_labels_is_that_of_the_labels():
+    """y as an (n, 1) column, which the fit accepts with a warning: the labels' codes were an
+    (n, n) index there, and the derivative 90.6 for -12.9 (review, stop 52)."""
+    X, y = datasets.load("wine", n_samples=60)
+    clf = InhibitorySVC(mu=0.2, tol=1e-6).fit(X, y)
+    expected = envelope_derivative(clf, X, y)
+    assert envelope_derivative(clf, X, y[:, None]) == pytest.approx(expected, rel=1e-12)
