@@ -34,6 +34,13 @@ def make_problem(name: str):
     return Problem(X, y, C=C, kernel=kernel), X, y
 
 
+@pytest.fixture(scope="session")
+def callable_kernel():
+    """The callable kernel of the "wine-callable" problem (``laplacian``), for tests that pass
+    one to an estimator, ``Problem`` or ``verify``."""
+    return laplacian
+
+
 @pytest.fixture(scope="session", params=list(PROBLEMS))
 def problem(request):
     """(name, Problem, X, y) for each of the test problems."""

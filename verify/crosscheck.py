@@ -161,6 +161,13 @@ def centred(scores: np.ndarray) -> np.ndarray:
     return scores - scores.mean(axis=1, keepdims=True)
 
 
+def score_gap(scores, reference, logistic=False) -> np.ndarray:
+    """Two solutions' class scores less one another, centred for logistic regression (its
+    multinomial scores are free by a common shift)."""
+    view = centred if logistic else np.asarray
+    return view(scores) - view(reference)
+
+
 def output_difference(scores, reference, clear, fit_intercept, logistic=False):
     """(largest difference of two solutions' class scores, the points on which their predictions
     must agree, the constant per class taken out).  The outputs are unique where the regulariser
@@ -171,15 +178,13 @@ def output_difference(scores, reference, clear, fit_intercept, logistic=False):
     and their predictions may differ only where the reference's lead is within max delta -
     min delta + 2 |e| (outside it they must agree).  Whether the fast bias is optimal is
     judged apart (``check``: the loss at the exact weights and the fast bias)."""
-    L = reference.shape[1]
+    gap = score_gap(scores, reference, logistic)
     if fit_intercept:
-        gap = scores - reference
         delta = gap.mean(axis=0)
         error = float(np.abs(gap - delta).max())
         freedom = float(delta.max() - delta.min()) + 2.0 * error
         return error, clear & (lead(reference) > freedom), delta
-    view = centred if logistic else np.asarray
-    return float(np.abs(view(scores) - view(reference)).max()), clear, np.zeros(L)
+    return float(np.abs(gap).max()), clear, np.zeros(reference.shape[1])
 
 
 def output_radius(p: Problem, reference, fast_value: float) -> np.ndarray:
@@ -513,10 +518,9 @@ def check(
             # share: at most the point's radius plus the largest
             radius = output_radius(p, dual, row.fast_objective)
             row.output_radius = float(radius.max() / scale)
-            view = centred if fast_model is None else np.asarray
-            apart = view(fast_scores) - view(reference_scores)
-            allowed = radius
-            if fit_intercept or fast_model is None:
+            logistic = fast_model is None
+            apart, allowed = score_gap(fast_scores, reference_scores, logistic), radius
+            if fit_intercept or logistic:
                 apart, allowed = apart - apart.mean(axis=0), allowed + radius.max()
             apart = np.abs(apart).max(axis=1)
             if np.any(apart > allowed):

@@ -541,31 +541,24 @@ def test_the_notes_name_why_a_comparison_had_no_point(wine, monkeypatch):
     ]
 
 
-def laplacian(A, B):
-    """A kernel neither layer names (``check(kernel=callable)``)."""
-    from sklearn.metrics.pairwise import laplacian_kernel
-
-    return laplacian_kernel(A, B, gamma=0.02)
-
-
 @pytest.mark.parametrize(
     "formulation, bias", [("inhibitory", False), ("crammer_singer", True), ("logistic", False)]
 )
-def test_check_passes_with_a_callable_kernel(wine, formulation, bias):
+def test_check_passes_with_a_callable_kernel(wine, callable_kernel, formulation, bias):
     """Both layers on the callable's Gram matrix (inhibitory: ISVM's Algorithms 1 and 2 too)."""
-    row = check(formulation, *wine, C=1.0, kernel=laplacian, fit_intercept=bias)
+    row = check(formulation, *wine, C=1.0, kernel=callable_kernel, fit_intercept=bias)
     assert row.passed, row.reasons
     assert row.agreement["fast points compared"] > 40 and not row.notes
 
 
 def test_check_with_a_callable_fails_when_the_fast_layer_evaluates_another_kernel(
-    wine, monkeypatch
+    wine, callable_kernel, monkeypatch
 ):
-    from msvm.fast import callable_kernel
+    from msvm.fast import callable_kernel as module
 
-    values = callable_kernel.kernel_values
-    monkeypatch.setattr(callable_kernel, "kernel_values", lambda k, A, B: 0.9 * values(k, A, B))
-    row = check("weston_watkins", *wine, C=1.0, kernel=laplacian, paper_solvers=False)
+    values = module.kernel_values
+    monkeypatch.setattr(module, "kernel_values", lambda k, A, B: 0.9 * values(k, A, B))
+    row = check("weston_watkins", *wine, C=1.0, kernel=callable_kernel, paper_solvers=False)
     assert not row.passed
     assert any("fast objective" in reason for reason in row.reasons)
 

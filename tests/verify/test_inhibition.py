@@ -111,16 +111,13 @@ def test_a_grid_without_one_over_L_is_refused():
         profile(X, y, C=0.1, kernel="linear", mus=np.linspace(-0.5, 1.5, 12))
 
 
-def test_the_profile_of_a_callable_kernel_is_that_of_its_gram_matrix():
+def test_the_profile_of_a_callable_kernel_is_that_of_its_gram_matrix(callable_kernel):
     """``profile(kernel=callable)``: the fits keep only their public attributes, and the
     envelope derivatives code the labels from ``classes_`` (they read a private attribute that a
     callable's fit does not have)."""
-    from sklearn.metrics.pairwise import laplacian_kernel
-
     X, y = datasets.load("wine", n_samples=45)
-    kernel = lambda A, B: laplacian_kernel(A, B, gamma=0.02)  # noqa: E731
-    given = profile(X, y, C=1.0, kernel=kernel, n_points=5)
-    gram = profile(kernel(X, X), y, C=1.0, kernel="precomputed", n_points=5)
+    given = profile(X, y, C=1.0, kernel=callable_kernel, n_points=5)
+    gram = profile(callable_kernel(X, X), y, C=1.0, kernel="precomputed", n_points=5)
     np.testing.assert_allclose(given.objectives, gram.objectives, rtol=1e-12)
     np.testing.assert_allclose(given.derivatives, gram.derivatives, rtol=1e-9)
     assert given.agrees and np.all(np.isfinite(given.derivatives))
