@@ -408,11 +408,12 @@ def certify(sol: Solution, rtol: float = RTOL) -> Solution:
                 "rescale the kernel, or try another solver."
             )
         raise NotSolvedError(
-            f"{sol.solver} returned {sol.formulation} ({sol.form}) with objective "
-            f"{sol.objective:.10g}, but its optimality is not certified: weak duality puts the "
-            f"optimum in [{lower:.10g}, {upper:.10g}] (dual objective at its dual point, primal "
-            f"value at its weights), a gap of {cert.gap:.3g} ({cert.relative_gap:.3g} relative) "
-            f"against the tolerance {rtol:g}, or the objective lies outside it.  {advice}"
+            f"{sol.solver} returned {sol.formulation} ({sol.form}, status {sol.status!r}) "
+            f"with objective {sol.objective:.10g}, but its optimality is not certified: weak "
+            f"duality puts the optimum in [{lower:.10g}, {upper:.10g}] (dual objective at its "
+            f"dual point, primal value at its weights), a gap of {cert.gap:.3g} "
+            f"({cert.relative_gap:.3g} relative) against the tolerance {rtol:g}, or the "
+            f"objective lies outside it.  {advice}"
         )
     sol.extras["certificate"] = cert
     return sol

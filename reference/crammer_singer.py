@@ -37,7 +37,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "crammer_singer"
@@ -98,7 +98,7 @@ def primal(
             weights=W.value,
             intercept=centred(None if b is None else b.value),
             dual_coef=alpha,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
             extras={"cost": Delta, "rescaling": rescaling},
         )
@@ -148,7 +148,7 @@ def dual(
             weights=weights,
             intercept=centred(balance.dual_value) if fit_intercept else None,
             dual_coef=a,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
             extras={"cost": Delta, "rescaling": rescaling},
         )

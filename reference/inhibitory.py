@@ -53,7 +53,7 @@ from msvm.reference.problem import (
     hard_margin_fallback,
     repeat_columns,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "inhibitory"
@@ -118,7 +118,7 @@ def primal(
             weights=W.value,
             intercept=None if b is None else P @ b.value,
             dual_coef=margin.dual_value,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
             extras={"mu": mu},
         )
@@ -159,7 +159,7 @@ def dual(
             weights=weights,
             intercept=P @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
             extras={"mu": mu},
         )
@@ -199,7 +199,7 @@ def common_mode_free(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W.value,
             dual_coef=margin.dual_value,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
             extras={"mu": np.inf},
         )

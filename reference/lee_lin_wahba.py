@@ -37,7 +37,7 @@ from msvm.reference.problem import (
     hard_margin_fallback,
     repeat_columns,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "lee_lin_wahba"
@@ -72,7 +72,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             weights=W.value,
             intercept=None if b is None else b.value,
             dual_coef=alpha,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -118,7 +118,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             weights=weights,
             intercept=-centre @ balance.dual_value if fit_intercept else None,
             dual_coef=a,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )

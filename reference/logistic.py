@@ -47,7 +47,7 @@ from msvm.reference.problem import (
     certified,
     check_solver,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "logistic"
@@ -100,7 +100,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W.value,
             intercept=b.value - b.value.mean(),
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -142,7 +142,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             weights=p.R.T @ coef,
             intercept=b - b.mean(),
             dual_coef=Q,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )

@@ -43,7 +43,7 @@ from msvm.reference.problem import (
     hard_margin_fallback,
     repeat_columns,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "max_svm"
@@ -102,7 +102,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W,
             dual_coef=-epigraph.dual_value / p.C,  # the Lecture's mu, row i = mu_i
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -125,5 +125,5 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     simplex = [mu <= 0, cp.sum(blocks, axis=1) == budget]
     problem, elapsed = solve(cp.Minimize(c @ mu + quadratic), simplex, solver)
     return dual_solution(
-        NAME, p, M, mu.value, problem.value, solver=used_solver(problem), solve_time=elapsed
+        NAME, p, M, mu.value, problem.value, **solved_by(problem), solve_time=elapsed
     )

@@ -138,7 +138,7 @@ def risk_table(
             risk = cp.sum_squares(values - targets[:, l]) / N
         else:
             risk = cp.sum(cp.multiply(s, cp.square(values - targets[:, l]))) / s.sum()
-        problem, _ = solve(cp.Minimize(risk), [], solver)
+        problem, _ = solve(cp.Minimize(risk), [], solver, strict=True)  # (not certified)
         G[l, d] = problem.value
         if d:
             coefs[l, d] = H.T @ psi @ alpha.value  # k(x, X) coefs = <f, phi(x)>

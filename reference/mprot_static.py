@@ -45,7 +45,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "mprot_static"
@@ -87,7 +87,7 @@ def _class_scores(n_classes: int, n_prototypes: int):
     return scores
 
 
-def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed, bias=None):
+def _solution(p, form, value, coef, weights, alpha, q, assigned, problem, elapsed, bias=None):
     return certified(
         Solution(
             formulation=NAME,
@@ -99,7 +99,7 @@ def _solution(p, form, value, coef, weights, alpha, q, assigned, solver, elapsed
             intercept=centred(bias),
             dual_coef=alpha,
             scores=_class_scores(p.n_classes, q),
-            solver=solver,
+            **solved_by(problem),
             solve_time=elapsed,
             extras={"n_prototypes": q, "prototype_index": assigned},
         )
@@ -144,7 +144,7 @@ def primal(
         alpha,
         q,
         assigned,
-        used_solver(problem),
+        problem,
         elapsed,
         bias,
     )
@@ -198,7 +198,7 @@ def dual(
         a,
         q,
         assigned,
-        used_solver(problem),
+        problem,
         elapsed,
         bias,
     )

@@ -28,7 +28,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "one_vs_all"
@@ -59,7 +59,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             weights=W,
             intercept=b.value if fit_intercept else None,
             dual_coef=np.column_stack([m.dual_value for m in margins]),
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -100,7 +100,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             weights=weights,
             intercept=np.array([c.dual_value for c in balances]) if fit_intercept else None,
             dual_coef=A,
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )

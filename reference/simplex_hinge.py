@@ -31,7 +31,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "simplex_hinge"
@@ -88,7 +88,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             intercept=None if b is None else b.value,
             dual_coef=margin.dual_value,
             scores=decoder(code),
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -120,7 +120,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             intercept=balance.dual_value if fit_intercept else None,
             dual_coef=alpha.value,
             scores=decoder(code),
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )

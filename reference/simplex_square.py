@@ -46,7 +46,7 @@ from msvm.reference.problem import (
     add_bias,
     certified,
     solve,
-    used_solver,
+    solved_by,
 )
 from msvm.reference.simplex_hinge import code_vectors, decoder
 
@@ -76,7 +76,7 @@ def primal(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER
             weights=W.value,
             intercept=None if b is None else b.value,
             scores=decoder(code),
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -114,7 +114,7 @@ def dual(p: Problem, fit_intercept: bool = False, solver: str = DEFAULT_SOLVER) 
             intercept=balance.dual_value if fit_intercept else None,
             dual_coef=A.value,
             scores=decoder(code),
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )

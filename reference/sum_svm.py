@@ -42,7 +42,7 @@ from msvm.reference.problem import (
     certified,
     hard_margin_fallback,
     solve,
-    used_solver,
+    solved_by,
 )
 
 NAME = "sum_svm"
@@ -96,7 +96,7 @@ def primal(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
             problem=p,
             weights=W,
             dual_coef=(-margin.dual_value / p.C).reshape(p.n_samples, -1),  # the Lecture's mu
-            solver=used_solver(problem),
+            **solved_by(problem),
             solve_time=elapsed,
         )
     )
@@ -114,5 +114,5 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     low = -1.0 if p.sample_weight is None else -p.sample_weight[pair_patterns(p)]
     problem, elapsed = solve(cp.Minimize(cp.sum(mu) + quadratic), [mu >= low, mu <= 0], solver)
     return dual_solution(
-        NAME, p, D, mu.value, problem.value, solver=used_solver(problem), solve_time=elapsed
+        NAME, p, D, mu.value, problem.value, **solved_by(problem), solve_time=elapsed
     )

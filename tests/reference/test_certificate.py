@@ -412,3 +412,57 @@ def test_every_box_dual_keeps_its_hard_margin_retry(iris30_huge_C, name):
         warnings.simplefilter("ignore")  # cvxpy's "may be inaccurate" on the way down
         dual, primal = module.dual(iris30_huge_C), module.primal(iris30_huge_C)
     assert dual.objective == pytest.approx(primal.objective, rel=2 * RTOL)
+
+
+def test_an_inaccurate_status_is_judged_by_the_certificate():
+    """Clarabel stops 'optimal_inaccurate' (faer, then qdldl) on the logistic dual of 60 iris
+    points at C = 1 000 (RBF), near separable, where its answer is within 6e-10 of the optimum:
+    the reference returned no solution, and `verify` failed the row.  It is certified now."""
+    X, y = datasets.load("iris", n_samples=60)
+    p = Problem(X, y, C=1000.0, kernel="rbf")
+    dual = FORMULATIONS["logistic"].dual(p)
+    primal = FORMULATIONS["logistic"].primal(p)
+    assert dual.status in ("optimal", "optimal_inaccurate") and primal.status == "optimal"
+    assert dual.extras["certificate"].relative_gap <= RTOL
+    assert dual.objective == pytest.approx(primal.objective, rel=1e-6)
+    np.testing.assert_allclose(dual.coef, primal.coef, atol=1e-3 * np.abs(primal.coef).max())
+
+
+@pytest.fixture
+def inaccurate(monkeypatch):
+    """Every solve reports 'optimal_inaccurate'; with ``inaccurate.spoil`` its variables are
+    moved by 1 % after the solve."""
+    import cvxpy as cp
+
+    real_solve = cp.Problem.solve
+    state = {"spoil": False}
+
+    def solve(self, *args, **kwargs):
+        value = real_solve(self, *args, **kwargs)
+        if state["spoil"]:
+            for v in self.variables():
+                v.value = v.value * 1.01 + 0.01
+        return value
+
+    monkeypatch.setattr(cp.Problem, "solve", solve)
+    monkeypatch.setattr(cp.Problem, "status", property(lambda self: cp.OPTIMAL_INACCURATE))
+    return state
+
+
+def test_an_inaccurate_answer_is_returned_only_if_certified(small, inaccurate):
+    reference = FORMULATIONS["weston_watkins"].dual(small)
+    assert reference.status == "optimal_inaccurate"
+    inaccurate["spoil"] = True
+    with pytest.raises(NotSolvedError, match="status 'optimal_inaccurate'.*not certified"):
+        FORMULATIONS["weston_watkins"].dual(small)
+
+
+def test_a_strict_solve_refuses_an_inaccurate_status(inaccurate):
+    """MKPM's least-squares steps have no certificate: they ask for 'optimal'."""
+    import cvxpy as cp
+
+    x = cp.Variable(2)
+    problem, _ = problem_module.solve(cp.Minimize(cp.sum_squares(x - 1)), [])
+    assert problem.status == cp.OPTIMAL_INACCURATE
+    with pytest.raises(NotSolvedError, match="'optimal_inaccurate'"):
+        problem_module.solve(cp.Minimize(cp.sum_squares(x - 1)), [], strict=True)
