@@ -128,6 +128,9 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     objective = cp.Maximize(p.C * entropy - p.C**2 / 2 * cp.sum_squares(p.R[active].T @ gap))
     balance = cp.sum(gap, axis=0) == 0
     problem, elapsed = solve(objective, [cp.sum(P, axis=1) == s[active], P >= 0, balance], solver)
+    # an inaccurate solve can leave entries of P a rounding below 0, where entr, and with it the
+    # solver's objective, is -inf (100 E. coli points at C = 1e4): the value at P clipped to 0
+    P.value = np.maximum(P.value, 0.0)
     Q = np.zeros((p.n_samples, L))
     Q[active] = P.value
     coef = p.C * (E - Q)
@@ -136,7 +139,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
         Solution(
             formulation=NAME,
             form="dual",
-            objective=problem.value,
+            objective=float(objective.value),
             coef=coef,
             problem=p,
             weights=p.R.T @ coef,
