@@ -233,6 +233,22 @@ def support_counts(support, y_index, n_classes):
     return np.bincount(y_index[support], minlength=n_classes).astype(np.int32)
 
 
+def shaped_decision(scores: np.ndarray, shape: str) -> np.ndarray:
+    """Class scores (n, L) laid out as SVC's ``decision_function``: for two classes f_2 - f_1,
+    shape (n,), positive for the second class; ``shape="ovr"`` the L scores themselves;
+    ``shape="ovo"`` the L (L - 1) / 2 differences f_i - f_j, i < j, in SVC's order of the pairs
+    ((0, 1), (0, 2), ..., (0, L - 1), (1, 2), ...), positive where class i wins the pair.  The
+    argmax of the scores wins every one of its pairs, so the pairs' votes elect what ``predict``
+    returns."""
+    n_classes = scores.shape[1]
+    if n_classes == 2:
+        return scores[:, 1] - scores[:, 0]
+    if shape == "ovo":
+        first, second = np.triu_indices(n_classes, k=1)
+        return scores[:, first] - scores[:, second]
+    return scores
+
+
 class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     """Common parameters and fitting of the multiclass SVMs solved by ``msvm.fast``."""
 
@@ -256,6 +272,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         "probability": ["boolean"],
         "n_jobs": [Integral, None],
         "fit_intercept": ["boolean"],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
     }
     _kind: int
     _single_variable_solvers = True  # ISVM Algorithms 1 and 2 apply (box-constrained duals)
@@ -283,6 +300,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         probability=False,
         n_jobs=None,
         fit_intercept=False,
+        decision_function_shape="ovr",
     ):
         self.C = C
         self.kernel = kernel
@@ -303,6 +321,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         self.probability = probability
         self.n_jobs = n_jobs
         self.fit_intercept = fit_intercept
+        self.decision_function_shape = decision_function_shape
 
     # -- what a machine supplies: _kind, _dual_terms(y_index, L) -> (lin, free mask), and
     # _loss(F, y_index); optionally _inhibition(L). ---------------------------------------------
@@ -617,9 +636,10 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         return scores
 
     def decision_function(self, X):
-        """Class scores f_j(x), shape (n_samples, n_classes); for two classes f_2 - f_1."""
-        scores = self._scores(X)
-        return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
+        """Class scores f_j(x), shape (n_samples, n_classes), or with
+        ``decision_function_shape="ovo"`` their pairwise differences (``shaped_decision``); for
+        two classes f_2 - f_1, shape (n_samples,)."""
+        return shaped_decision(self._scores(X), self.decision_function_shape)
 
     def predict(self, X):
         """The class with the largest score."""

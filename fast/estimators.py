@@ -81,6 +81,12 @@ _DOC_PARAMETERS = """
         Also calibrate the scores by 5-fold cross-validation (five more fits) into
         ``predict_proba`` / ``predict_log_proba``: a multinomial logistic regression on the L
         held-out class scores (``msvm.fast.calibration``); its argmax may differ from ``predict``.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        As in scikit-learn's SVC: "ovr" has ``decision_function`` return the L class scores
+        f_j(x) themselves (SVC builds its "ovr" values from pairwise votes), "ovo" their
+        L (L - 1) / 2 pairwise differences f_i(x) - f_j(x), i < j, in SVC's order of the pairs;
+        two classes give one column, f_2 - f_1, either way.  ``predict`` is the argmax of the
+        scores, which wins every pair, so no tied votes arise for SVC's ``break_ties`` to settle.
     n_jobs : int or None, default=None
         Threads for the Gram matrix, BLAS and one-vs-all's classes: None or -1 every core (no
         more than OMP_NUM_THREADS when set), k > 0 k threads, -k all but k - 1.  The result is
@@ -200,6 +206,7 @@ class InhibitorySVC(OneVsAllSVC):
         probability=False,
         n_jobs=None,
         fit_intercept=False,
+        decision_function_shape="ovr",
     ):
         super().__init__(
             C=C,
@@ -221,6 +228,7 @@ class InhibitorySVC(OneVsAllSVC):
             probability=probability,
             n_jobs=n_jobs,
             fit_intercept=fit_intercept,
+            decision_function_shape=decision_function_shape,
         )
         self.mu = mu
 
@@ -284,6 +292,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
         self,
         *,
         fit_intercept=False,
+        decision_function_shape="ovr",
         margin=1.0,
         C=1.0,
         kernel="rbf",
@@ -324,6 +333,7 @@ class WestonWatkinsSVC(BaseMulticlassSVC):
             probability=probability,
             n_jobs=n_jobs,
             fit_intercept=fit_intercept,
+            decision_function_shape=decision_function_shape,
         )
         self.margin = margin
 
@@ -381,6 +391,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
         probability=False,
         n_jobs=None,
         fit_intercept=False,
+        decision_function_shape="ovr",
     ):
         super().__init__(
             C=C,
@@ -402,6 +413,7 @@ class CrammerSingerSVC(BaseMulticlassSVC):
             probability=probability,
             n_jobs=n_jobs,
             fit_intercept=fit_intercept,
+            decision_function_shape=decision_function_shape,
         )
         self.cost = cost
 

@@ -98,6 +98,7 @@ from msvm.core import kernels
 from msvm.core.coding import one_vs_all_code
 from msvm.core.validation import check_finite, check_sample_weight
 from msvm.fast.base import (
+    shaped_decision,
     support_by_class,
     support_counts,
     validate_prediction_data,
@@ -155,6 +156,9 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         An unpenalised intercept per code column: the kernel PCA of the (weighted-)centred
         features, the least squares of the centred code columns, b_l their (weighted) means
         (module docstring).  False: MKPM's uncentred basis (33) and fits (36) without one.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        As for the SVMs (``msvm.fast.WestonWatkinsSVC``): the L class scores, or their pairwise
+        differences in SVC's order of the pairs.
 
     Attributes
     ----------
@@ -219,6 +223,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         "eigen_solver": [StrOptions(set(EIGEN_SOLVERS))],
         "random_state": ["random_state"],
         "fit_intercept": ["boolean"],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
     }
 
     def __init__(
@@ -239,6 +244,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         eigen_solver="auto",
         random_state=None,
         fit_intercept=False,
+        decision_function_shape="ovr",
     ):
         self.n_components = n_components
         self.max_column_dimension = max_column_dimension
@@ -255,6 +261,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         self.eigen_solver = eigen_solver
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.decision_function_shape = decision_function_shape
 
     def _code(self, n_classes):
         if self.code is None:
@@ -550,11 +557,17 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def decision_function(self, X):
-        """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8), a block of rows at
-        a time: the projections z(x) have as many columns as the basis (up to N), so that at
-        most about ``core.kernels.BLOCK_BYTES`` of them are held."""
+        """Class scores -||f(x) - c_q||^2 at the selected dimension (MKPM 8), laid out as
+        ``decision_function_shape`` asks (``msvm.fast.base.shaped_decision``; two classes: one
+        column, positive for classes_[1])."""
+        return shaped_decision(self._decision_scores(X), self.decision_function_shape)
+
+    def _decision_scores(self, X):
+        """The class scores (n_samples, L), a block of rows at a time: the projections z(x) have
+        as many columns as the basis (up to N), so that at most about
+        ``core.kernels.BLOCK_BYTES`` of them are held."""
         if callable(self.kernel):
-            return self._precomputed_model.decision_function(kernel_rows(self, X))
+            return self._precomputed_model._decision_scores(kernel_rows(self, X))
         X = validate_prediction_data(self, X)
         # floats a row: k(x, landmarks), z(x) and the (classes x code) differences
         width = sum(self._basis.to_scores.shape) + self.code_.size
@@ -563,7 +576,7 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
             blocks = [self._class_scores(X[i : i + step]) for i in range(0, X.shape[0], step)]
         scores = np.concatenate(blocks) if blocks else np.empty((0, self.classes_.size))
         check_finite("The decision values", scores)
-        return scores[:, 1] - scores[:, 0] if self.classes_.size == 2 else scores
+        return scores
 
     def _class_scores(self, X):
         """-||f(x) - c_q||^2 for the rows of X (``decision_function``)."""
@@ -575,9 +588,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
         return -((F[:, None, :] - self.code_[None, :, :]) ** 2).sum(axis=2)
 
     def predict(self, X):
-        scores = self.decision_function(X)
-        if self.classes_.size == 2:
-            return self.classes_[(scores > 0).astype(int)]
+        """The class with the largest score."""
+        scores = self._decision_scores(X)  # (first: it checks that the model is fitted)
         return self.classes_[np.argmax(scores, axis=1)]
 
     def __sklearn_tags__(self):

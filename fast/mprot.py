@@ -386,6 +386,8 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         (MProt's own optimisers are written for one C, and a ValueError says so).
     probability : as for CrammerSingerSVC (the class scores calibrated are the best prototype's,
         MProt 2).
+    decision_function_shape : as for CrammerSingerSVC, on the class scores (the best
+        prototype's).
     fit_intercept : bool, default=False
         Give every prototype a bias that is not penalised, f_r(x) = <M_r, x> + b_r (MProt has
         none: its kernel <x, y> + 1 carries a penalised one), found as CrammerSingerSVC's by an
@@ -460,6 +462,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         probability=False,
         n_jobs=None,
         fit_intercept=False,
+        decision_function_shape="ovr",
     ):
         self.C = C
         self.kernel = kernel
@@ -485,6 +488,7 @@ class MultiPrototypeSVC(BaseMulticlassSVC):
         self.probability = probability
         self.n_jobs = n_jobs
         self.fit_intercept = fit_intercept
+        self.decision_function_shape = decision_function_shape
 
     @_fit_context(prefer_skip_nested_validation=True)
     @with_fit_threads

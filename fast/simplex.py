@@ -65,7 +65,7 @@ class SimplexSVC(BaseMulticlassSVC):
     kernel, gamma, degree, coef0, tol, max_iter, shrinking, cache_size, random_state, verbose,
     warm_start, class_weight, fit_intercept : as for the other estimators (the hinge loss
         uses the engine; the squared loss's bias: module docstring).
-    probability : as for the other estimators.
+    probability, decision_function_shape : as for the other estimators.
         (``fit``'s ``sample_weight`` multiplies pattern i's loss by s_i: module docstring.)
 
     Attributes
@@ -106,6 +106,7 @@ class SimplexSVC(BaseMulticlassSVC):
         probability=False,
         n_jobs=None,
         fit_intercept=False,
+        decision_function_shape="ovr",
     ):
         self.loss = loss
         self.C = C
@@ -124,6 +125,7 @@ class SimplexSVC(BaseMulticlassSVC):
         self.probability = probability
         self.n_jobs = n_jobs
         self.fit_intercept = fit_intercept
+        self.decision_function_shape = decision_function_shape
 
     # the engine's problem for the hinge loss
     solver, selection, eta = "dcd", "cyclic", 0.5
