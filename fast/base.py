@@ -51,7 +51,7 @@ from msvm.fast.patterns import (
     outputs_of_state,
     separable,
 )
-from msvm.fast.smo import SingleVariableSolver
+from msvm.fast.smo import SingleVariableSolver, mean_kkt
 from msvm.fast.ssnal import kkt_violation
 from msvm.fast.threads import blas_threads, with_fit_threads
 
@@ -505,7 +505,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         times the state's size and a step's: the product x_i dS_i rounds too, and on the
         features times 1e5 its rounding, not W's, made coef_ drift by 10 %), the weights or
         outputs recomputed from ``alpha``, with the KKT violation at ``lin`` (else None) and
-        each increment's rounding."""
+        each increment's rounding.  The violation is the solver's own stopping quantity: the
+        largest KKT violation, or for ISVM's Algorithms 1 and 2 (``solver="smo"``/``"sgd"``) the
+        mean KKT distance they stop on."""
         step = float(hi.max(initial=0.0)) * hi.shape[1]  # a step's change of a state entry
         linear = len(state) == 3
         if linear:  # W += x_i^T dS_i, read as outputs x W + w0
@@ -530,6 +532,12 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             outputs = self._outputs(source, rho, alpha, y_index, c)
             state = (source, outputs)
+        if self.solver != "dcd":  # ISVM's Algorithms 1 and 2 stop on their mean KKT distance
+            return (
+                state,
+                mean_kkt(outputs, alpha, hi, lin, y_index, self._kind, c, self.tol),
+                rounding,
+            )
         F = outputs_of_state(outputs, self._kind, c, lin.shape[1])
         return state, float(kkt_violation(self._kind, F, alpha, lin, hi, y_index)), rounding
 

@@ -69,6 +69,16 @@ def mean_kkt_distance(U, alpha, hi, lin, y_index, kind, shift, T, eps, g, every)
     return total / max(count, 1)
 
 
+def mean_kkt(U, alpha, hi, lin, y_index, kind, c, tol) -> float:
+    """Algorithms 1 and 2's stopping quantity at the outputs U: ``mean_kkt_distance`` with the
+    resolution T = ``tol`` (``SingleVariableSolver``)."""
+    L = alpha.shape[1]
+    every = np.arange(L).reshape((1, L))
+    shift = output_shift(kind, c, L)
+    args = (kind, shift, tol, KKT_RESOLUTION_EPS, np.empty(L), every)
+    return float(mean_kkt_distance(U, alpha, hi, lin, y_index, *args))
+
+
 @nb.njit(cache=True)
 def single_variable_steps(
     draws, source, U, alpha, hi, lin, y_index, kdiag, kind, c, eta, T, theta, eps
