@@ -547,9 +547,10 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             return
         steps = f", {self.n_steps_} pattern steps" if hasattr(self, "n_steps_") else ""
         gap = getattr(self, "relative_gap_", None)
+        measure = "max KKT violation" if self.solver == "dcd" else "mean KKT distance"
         print(
             f"{type(self).__name__}: {self._y_index.size} patterns, {self.classes_.size} classes, "
-            f"{self.n_iter_} epochs{steps}, max KKT violation {self.kkt_violation_:.2e} "
+            f"{self.n_iter_} epochs{steps}, {measure} {self.kkt_violation_:.2e} "
             f"(tol {self.tol:g}), primal {self.objective_:.6g}"
             + ("" if gap is None else f", relative gap {gap:.1e}")
             + f", {time.perf_counter() - start:.2f} s"

@@ -131,7 +131,8 @@ _DOC_PARAMETERS = """
     selection's are its steps over N, one-vs-all's class-by-class solver's its variable steps
     over N L); n_steps_ : pattern updates (variable updates for smo/sgd and one-vs-all's
     class-by-class solver), each one kernel column applied to the outputs; kkt_violation_ : the
-    final stopping quantity.  (A cold linear-kernel fit on >= 20 000 samples of a
+    final stopping quantity (the largest KKT violation; for solver="smo"/"sgd" the paper's mean
+    KKT distance).  (A cold linear-kernel fit on >= 20 000 samples of a
     box-constrained machine -- all but CrammerSingerSVC -- starts from a 10 % subsample's
     solution: its steps count in n_steps_, its epochs not in n_iter_.)
 """
