@@ -329,6 +329,12 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         """The constant c of M = I - c 11^T (SIGN kind only)."""
         return 0.0
 
+    @property
+    def _largest_violation(self) -> bool:
+        """Whether the fit stops on the largest KKT violation (the engine; MultiPrototypeSVC,
+        which has no ``solver``), not on ISVM's mean KKT distance (solver="smo"/"sgd")."""
+        return getattr(self, "solver", "dcd") == "dcd"
+
     # -- fitting -------------------------------------------------------------------------------
     def _initial_alpha(self, hi, C):
         """Zeros, or with ``warm_start`` the previous dual variables scaled by C / C_previous
@@ -452,8 +458,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             unconverged.run.clear()  # the run's own test was off by rounding: converged
         if exact is not None and exact > self.tol:
             if claimed <= self.tol or rounding >= 0.01 * self.tol:
+                measure = "KKT violation" if self._largest_violation else "mean KKT distance"
                 unconverged.other.append(
-                    f"The KKT violation recomputed from the dual variables is {exact:.2e} > "
+                    f"The {measure} recomputed from the dual variables is {exact:.2e} > "
                     f"tol={self.tol:g}, where the fit's own test, on the "
                     f"{'weights' if linear else 'outputs'} it kept by increments (each may "
                     f"round them by {rounding:.1e}), found {claimed:.2e}. Rescale the features "
@@ -532,7 +539,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         else:
             outputs = self._outputs(source, rho, alpha, y_index, c)
             state = (source, outputs)
-        if self.solver != "dcd":  # ISVM's Algorithms 1 and 2 stop on their mean KKT distance
+        if not self._largest_violation:  # ISVM's Algorithms 1 and 2: their mean KKT distance
             return (
                 state,
                 mean_kkt(outputs, alpha, hi, lin, y_index, self._kind, c, self.tol),
@@ -547,7 +554,7 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             return
         steps = f", {self.n_steps_} pattern steps" if hasattr(self, "n_steps_") else ""
         gap = getattr(self, "relative_gap_", None)
-        measure = "max KKT violation" if self.solver == "dcd" else "mean KKT distance"
+        measure = "max KKT violation" if self._largest_violation else "mean KKT distance"
         print(
             f"{type(self).__name__}: {self._y_index.size} patterns, {self.classes_.size} classes, "
             f"{self.n_iter_} epochs{steps}, {measure} {self.kkt_violation_:.2e} "

@@ -394,8 +394,9 @@ def solve(objective, constraints, solver: str = DEFAULT_SOLVER, strict: bool = F
     optimal or 'optimal_inaccurate' (with ``strict``: optimal).
 
     An inaccurate answer is returned for the certificate to judge (``certified``), which every
-    formulation's solution passes through and which never reads the solver's status or value;
-    a caller whose answer is not certified passes ``strict=True``.  Returns the solved
+    formulation's solution passes through: it bounds the optimum from the solution's points,
+    never from the solver's status or value (which must lie within those bounds); a caller
+    whose answer is not certified passes ``strict=True``.  Returns the solved
     ``cvxpy.Problem`` and the wall time of the solve.
     """
     import cvxpy as cp

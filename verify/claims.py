@@ -79,6 +79,7 @@ def simplified_kernel_accuracy(name: str, n: int = 45) -> tuple[float, float]:
     solve(
         cp.Maximize(cp.sum(alpha) - 0.5 * cp.sum_squares(factor.T @ alpha)),
         [alpha >= 0, alpha <= p.C],
+        strict=True,  # (not certified: the printed kernel's dual has no primal here)
     )
     rows, cols = np.nonzero(negatives(p.y_index, p.n_classes))
     A = np.zeros((p.n_samples, p.n_classes))
@@ -365,7 +366,7 @@ def ats_primal(p: Problem):
     W = cp.Variable((p.R.shape[1], p.n_classes))
     F = p.R @ W
     objective = 0.5 * cp.sum_squares(W) + p.C * cp.sum(cp.pos(1 - cp.multiply(p.Y, F)))
-    problem, _ = solve(cp.Minimize(objective), [cp.sum(W, axis=1) == 0])
+    problem, _ = solve(cp.Minimize(objective), [cp.sum(W, axis=1) == 0], strict=True)
     return problem.value, p.R @ W.value
 
 

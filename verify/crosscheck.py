@@ -99,8 +99,9 @@ BIASED = (
 @dataclass
 class CheckRow:
     """The evidence for one formulation on one data set; ``passed`` and ``reasons`` judge it.
-    ``notes`` name the comparisons that could not be made (no point to compare predictions on):
-    they do not fail the row, and the verdict shows them."""
+    ``notes`` name the comparisons that could not be made (no point to compare predictions on)
+    and a reference form that Newton steps polished (``logistic.tightened``): they do not fail
+    the row, and the verdict shows them."""
 
     formulation: str
     dataset: str
@@ -441,6 +442,12 @@ def check(
     )
     if row.gap > gap_tol:
         row.reasons.append(f"primal-dual gap {row.gap:.1e} > {gap_tol:g}")
+    for form, solution in solved.items():  # (the logistic forms: ``logistic.tightened``)
+        if "newton_steps" in solution.extras:
+            row.notes.append(
+                f"the exact {form} is {solution.solver}'s answer polished by "
+                f"{solution.extras['newton_steps']} Newton step(s) on the primal"
+            )
     row.reasons += primitive_reasons(p, gamma)
     if not solved:
         row.passed = False

