@@ -335,6 +335,11 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         which has no ``solver``), not on ISVM's mean KKT distance (solver="smo"/"sgd")."""
         return getattr(self, "solver", "dcd") == "dcd"
 
+    @property
+    def _stopping_measure(self) -> str:
+        """The name of ``kkt_violation_``'s quantity, for messages."""
+        return "max KKT violation" if self._largest_violation else "mean KKT distance"
+
     # -- fitting -------------------------------------------------------------------------------
     def _initial_alpha(self, hi, C):
         """Zeros, or with ``warm_start`` the previous dual variables scaled by C / C_previous
@@ -458,10 +463,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             unconverged.run.clear()  # the run's own test was off by rounding: converged
         if exact is not None and exact > self.tol:
             if claimed <= self.tol or rounding >= 0.01 * self.tol:
-                measure = "KKT violation" if self._largest_violation else "mean KKT distance"
                 unconverged.other.append(
-                    f"The {measure} recomputed from the dual variables is {exact:.2e} > "
-                    f"tol={self.tol:g}, where the fit's own test, on the "
+                    f"The {self._stopping_measure} recomputed from the dual variables is "
+                    f"{exact:.2e} > tol={self.tol:g}, where the fit's own test, on the "
                     f"{'weights' if linear else 'outputs'} it kept by increments (each may "
                     f"round them by {rounding:.1e}), found {claimed:.2e}. Rescale the features "
                     "or the kernel (or raise tol)."
@@ -554,10 +558,9 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             return
         steps = f", {self.n_steps_} pattern steps" if hasattr(self, "n_steps_") else ""
         gap = getattr(self, "relative_gap_", None)
-        measure = "max KKT violation" if self._largest_violation else "mean KKT distance"
         print(
             f"{type(self).__name__}: {self._y_index.size} patterns, {self.classes_.size} classes, "
-            f"{self.n_iter_} epochs{steps}, {measure} {self.kkt_violation_:.2e} "
+            f"{self.n_iter_} epochs{steps}, {self._stopping_measure} {self.kkt_violation_:.2e} "
             f"(tol {self.tol:g}), primal {self.objective_:.6g}"
             + ("" if gap is None else f", relative gap {gap:.1e}")
             + f", {time.perf_counter() - start:.2f} s"

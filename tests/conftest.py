@@ -41,6 +41,21 @@ def callable_kernel():
     return laplacian
 
 
+@pytest.fixture(scope="session")
+def near_separable():
+    """``near_separable(seed)``: 100 points of 4 classes in 7 dimensions, nearly separable
+    (make_classification), where logistic regression at a large C strains its solvers."""
+    from sklearn.datasets import make_classification
+
+    def data(seed):
+        return make_classification(
+            100, n_features=7, n_informative=5, n_redundant=0, n_classes=4,
+            n_clusters_per_class=1, class_sep=2.0, random_state=seed,
+        )  # fmt: skip
+
+    return data
+
+
 @pytest.fixture(scope="session", params=list(PROBLEMS))
 def problem(request):
     """(name, Problem, X, y) for each of the test problems."""

@@ -477,17 +477,7 @@ def test_a_strict_solve_refuses_an_inaccurate_status(inaccurate):
         problem_module.solve(cp.Minimize(cp.sum_squares(x - 1)), [], strict=True)
 
 
-def near_separable(seed):
-    """100 points of 4 classes in 7 dimensions, nearly separable (make_classification)."""
-    from sklearn.datasets import make_classification
-
-    return make_classification(
-        100, n_features=7, n_informative=5, n_redundant=0, n_classes=4,
-        n_clusters_per_class=1, class_sep=2.0, random_state=seed,
-    )  # fmt: skip
-
-
-def test_a_logistic_primal_near_separable_data_is_polished_to_a_tight_gap():
+def test_a_logistic_primal_near_separable_data_is_polished_to_a_tight_gap(near_separable):
     """Clarabel's primal here certifies with a gap above its own 1e-9 (its lower bound, the dual
     at softmax(F), carries F's error times C); one Newton step leaves 1e-9 or less, and the
     primal lies in the dual's certified bracket."""
