@@ -133,72 +133,92 @@ class KernelFaceNewton:
         self.spent += apply
         K_PP = self._block(P, P)
         with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
-            a, U_P = self._solve_face(a0.copy(), free, hi, K_PP, U[P], self.lin[P],
-                                      self.y_index[P], work)  # fmt: skip
+            a, _ = face_steps(self.kind, 0.0, a0.copy(), free, hi, K_PP, U[P], self.lin[P],
+                              self.y_index[P], lambda m: self._afford(m, work))  # fmt: skip
             dZ = pattern_apply(self.kind, a - a0, self.y_index[P])
             if not np.any(dZ):
                 return 0.0
-            gain = self._gain(a - a0, dZ, U[P], K_PP, self.lin[P])
+            gain = face_gain(a - a0, dZ, U[P], K_PP, self.lin[P], 0.0)
             alpha[P] = a
             add_columns(self.source, self.offset, U, P, dZ)
         activate_all(self.dual[1], self.dual[5], self.dual[6])  # the epochs' lists: stale at P
         return gain
 
-    def _solve_face(self, a, free, hi, K_PP, U_P, lin, y, work):
-        """The active-set iterations from ``a`` (see the module docstring); returns the new
-        values and outputs of the patterns."""
-        kind, L = self.kind, a.shape[1]
-        budget = hi.max(axis=1)
-        U_P = U_P.copy()
-        for _ in range(INNER_STEPS):
-            rows, cols = np.nonzero(free)
-            full = full_budgets(kind, a, budget)
-            bound = np.unique(rows[full[rows]])  # the full budgets among the face's patterns
-            cost = solve_cost(rows.size + bound.size)
-            if rows.size == 0 or self.spent + cost > WORK_SHARE * work:
-                break
-            self.spent += cost
-            g = (lin - pattern_transpose(kind, U_P, y))[rows, cols]
-            E = -np.eye(L)[cols]
-            E[np.arange(rows.size), y[rows]] += 1.0  # row v: S_i e_r = e_y_i - e_r, v = (i, r)
-            Q = K_PP[np.ix_(rows, rows)] * (E @ E.T)
-            curvature = np.trace(Q) / rows.size
-            if not curvature > FLAT:  # a flat face: the box decides, the epochs' steps take it
-                break
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                d = _face_direction(Q, g, RIDGE * curvature, rows, bound)
-            if not np.isfinite(d).all():  # (a face nearly flat: curvature ~1e-300)
-                break
-            D = np.zeros_like(a)
-            D[rows, cols] = d
-            # the clipped full step (CS: its increases scaled back onto a budget they overfill)
-            moves, dZ = np.empty((1, *a.shape)), np.empty(a.shape)
-            linear = line_moves(kind, a, D, hi, y, lin, U_P, budget, FULL_STEP, moves, dZ)[0]
-            best, best_dZ = linear - 0.5 * np.vdot(dZ, K_PP @ dZ), dZ
-            best_a = np.clip(a + moves[0], 0.0, hi)  # (a + (hi - a) can round above hi)
-            stopped = _to_first_bound(a, D, hi, budget, kind, full)
-            if stopped is not None:
-                dZ = pattern_apply(kind, stopped - a, y)
-                gain = self._gain(stopped - a, dZ, U_P, K_PP, lin)
-                if gain > best:
-                    best, best_a, best_dZ = gain, stopped, dZ
-            if not best > 0.0:
-                break
-            a = best_a
-            U_P += K_PP @ best_dZ
-            at_bound = free & ((a <= 0.0) | (a >= hi))
-            if not (at_bound.any() or np.any(full_budgets(kind, a, budget) & ~full)):
-                break  # inside the box: the optimum of the face
-            free &= ~at_bound
-        return a, U_P
-
-    def _gain(self, delta, dZ, U_P, K_PP, lin):
-        """D(alpha + delta) - D(alpha) for the patterns' outputs U_P and K_PP + offset."""
-        return float(np.vdot(lin, delta) - np.vdot(dZ, U_P) - 0.5 * np.vdot(dZ, K_PP @ dZ))
+    def _afford(self, m, work) -> bool:
+        """Whether a face solve of m variables fits in WORK_SHARE of the epochs' ``work`` (then
+        charged to the steps)."""
+        cost = solve_cost(m)
+        if self.spent + cost > WORK_SHARE * work:
+            return False
+        self.spent += cost
+        return True
 
     def _block(self, rows, cols):
         """(K + offset)[rows, cols]."""
         return offset_block(self.source, self.offset, rows, cols)
+
+
+def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford):
+    """The active-set iterations on the face ``free`` from ``a`` (see the module docstring), for
+    any dual lin . alpha - 1/2 <Z M, (K + offset) Z>, Z = S alpha, M = I - s 11^T (``s`` = 0 for
+    WW and CS; the interior point's polish, ``interior_point.InteriorPointSwitch``, takes them
+    for every kind): with v = (i, r) and e_v = S_i e_r, Q_vw = (K_PP)_ij e_v^T M e_w and
+    g = lin - S^T (U_P M).  ``afford(m)`` says whether a solve of m variables (and
+    multipliers) may be taken (and charges it).  Returns the new values and outputs
+    U_P + (K_PP) S (a' - a) of the patterns."""
+    L = a.shape[1]
+    budget = hi.max(axis=1)
+    U_P = U_P.copy()
+    for _ in range(INNER_STEPS):
+        rows, cols = np.nonzero(free)
+        full = full_budgets(kind, a, budget)
+        bound = np.unique(rows[full[rows]])  # the full budgets among the face's patterns
+        if rows.size == 0 or not afford(rows.size + bound.size):
+            break
+        UM = U_P - s * U_P.sum(axis=1, keepdims=True)
+        g = (lin - pattern_transpose(kind, UM, y))[rows, cols]
+        E = pattern_apply(kind, np.eye(L)[cols], y[rows])  # row v: e_v = S_i e_r, v = (i, r)
+        Q = K_PP[np.ix_(rows, rows)] * (E @ (E - s * E.sum(axis=1, keepdims=True)).T)
+        curvature = np.trace(Q) / rows.size
+        if not curvature > FLAT:  # a flat face: the box decides, the epochs' steps take it
+            break
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            d = _face_direction(Q, g, RIDGE * curvature, rows, bound)
+        if not np.isfinite(d).all():  # (a face nearly flat: curvature ~1e-300)
+            break
+        D = np.zeros_like(a)
+        D[rows, cols] = d
+        # the clipped full step (CS: its increases scaled back onto a budget they overfill)
+        moves, dZ = np.empty((1, *a.shape)), np.empty(a.shape)
+        linear = line_moves(kind, a, D, hi, y, lin, UM, budget, FULL_STEP, moves, dZ)[0]
+        best, best_dZ = linear - 0.5 * _m_product(dZ, K_PP @ dZ, s), dZ
+        best_a = np.clip(a + moves[0], 0.0, hi)  # (a + (hi - a) can round above hi)
+        stopped = _to_first_bound(a, D, hi, budget, kind, full)
+        if stopped is not None:
+            dZ = pattern_apply(kind, stopped - a, y)
+            gain = face_gain(stopped - a, dZ, U_P, K_PP, lin, s)
+            if gain > best:
+                best, best_a, best_dZ = gain, stopped, dZ
+        if not best > 0.0:
+            break
+        a = best_a
+        U_P += K_PP @ best_dZ
+        at_bound = free & ((a <= 0.0) | (a >= hi))
+        if not (at_bound.any() or np.any(full_budgets(kind, a, budget) & ~full)):
+            break  # inside the box: the optimum of the face
+        free &= ~at_bound
+    return a, U_P
+
+
+def face_gain(delta, dZ, U_P, K_PP, lin, s):
+    """D(alpha + delta) - D(alpha) = lin . delta - <dZ M, U_P> - 1/2 <dZ M, (K_PP) dZ> for the
+    patterns' outputs U_P = (K + offset) Z and K_PP + offset (M = I - s 11^T)."""
+    return float(np.vdot(lin, delta) - _m_product(dZ, U_P, s) - 0.5 * _m_product(dZ, K_PP @ dZ, s))
+
+
+def _m_product(A, B, s):
+    """<A M, B> for M = I - s 11^T."""
+    return float(np.vdot(A, B) - s * np.vdot(A.sum(axis=1), B.sum(axis=1)))
 
 
 def add_columns(source, offset, U, P, dZ):
