@@ -127,6 +127,7 @@ KINDS = (SIGN, LLW, WW, CS)  # the duals the switch runs for (benchmarks narrow 
 # The snapped point's face solves (``InteriorPointSwitch._polished``) cost at most this share of
 # the run's modelled cost.
 POLISH_SHARE = 0.5
+POLISH_SOLVES = 20
 
 
 def applies(kind: int) -> bool:
@@ -472,7 +473,21 @@ class InteriorPointSwitch:
 
         U_x = U_P + K @ pattern_apply(self.kind, x - a, y_index)
         free = (x > 0.0) & (x < hi)
-        return face_steps(self.kind, self.s, x, free, hi, K, U_x, lin, y_index, afford)[0]
+        polished, _, done = face_steps(
+            self.kind,
+            self.s,
+            x,
+            free,
+            hi,
+            K,
+            U_x,
+            lin,
+            y_index,
+            afford,
+            TOL_SHARE * self.tol,
+            POLISH_SOLVES,
+        )
+        return polished if done else x
 
     def _kronecker_point(self, K, held, lin, hi, y_index):
         """The optimum of the inhibitory or LLW dual (Z = sigma alpha) of the patterns of K

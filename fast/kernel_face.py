@@ -133,7 +133,7 @@ class KernelFaceNewton:
         self.spent += apply
         K_PP = self._block(P, P)
         with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
-            a, _ = face_steps(self.kind, 0.0, a0.copy(), free, hi, K_PP, U[P], self.lin[P],
+            a, _, _ = face_steps(self.kind, 0.0, a0.copy(), free, hi, K_PP, U[P], self.lin[P],
                               self.y_index[P], lambda m: self._afford(m, work))  # fmt: skip
             dZ = pattern_apply(self.kind, a - a0, self.y_index[P])
             if not np.any(dZ):
@@ -158,25 +158,31 @@ class KernelFaceNewton:
         return offset_block(self.source, self.offset, rows, cols)
 
 
-def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford):
+def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford, enough=0.0, solves=INNER_STEPS):
     """The active-set iterations on the face ``free`` from ``a`` (see the module docstring), for
     any dual lin . alpha - 1/2 <Z M, (K + offset) Z>, Z = S alpha, M = I - s 11^T (``s`` = 0 for
     WW and CS; the interior point's polish, ``interior_point.InteriorPointSwitch``, takes them
     for every kind): with v = (i, r) and e_v = S_i e_r, Q_vw = (K_PP)_ij e_v^T M e_w and
     g = lin - S^T (U_P M).  ``afford(m)`` says whether a solve of m variables (and
-    multipliers) may be taken (and charges it).  Returns the new values and outputs
-    U_P + (K_PP) S (a' - a) of the patterns."""
+    multipliers) may be taken (and charges it); at most ``solves`` solves, ending where the
+    face's KKT violation is at most ``enough``.  Returns the new values and outputs
+    U_P + (K_PP) S (a' - a) of the patterns and whether they ended at the optimum of their face
+    (or within ``enough`` of it)."""
     L = a.shape[1]
     budget = hi.max(axis=1)
     U_P = U_P.copy()
-    for _ in range(INNER_STEPS):
+    for _ in range(solves):
         rows, cols = np.nonzero(free)
         full = full_budgets(kind, a, budget)
         bound = np.unique(rows[full[rows]])  # the full budgets among the face's patterns
-        if rows.size == 0 or not afford(rows.size + bound.size):
-            break
+        if rows.size == 0:
+            return a, U_P, True
         UM = U_P - s * U_P.sum(axis=1, keepdims=True)
         g = (lin - pattern_transpose(kind, UM, y))[rows, cols]
+        if _face_violation(g, rows, bound) <= enough:
+            return a, U_P, True
+        if not afford(rows.size + bound.size):
+            break
         E = pattern_apply(kind, np.eye(L)[cols], y[rows])  # row v: e_v = S_i e_r, v = (i, r)
         Q = K_PP[np.ix_(rows, rows)] * (E @ (E - s * E.sum(axis=1, keepdims=True)).T)
         curvature = np.trace(Q) / rows.size
@@ -205,9 +211,21 @@ def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford):
         U_P += K_PP @ best_dZ
         at_bound = free & ((a <= 0.0) | (a >= hi))
         if not (at_bound.any() or np.any(full_budgets(kind, a, budget) & ~full)):
-            break  # inside the box: the optimum of the face
+            return a, U_P, True  # inside the box: the optimum of the face
         free &= ~at_bound
-    return a, U_P
+    return a, U_P, False
+
+
+def _face_violation(g, rows, bound):
+    """The largest KKT violation on the face: |g_v| of its free variables, where a pattern's
+    budget is full (CS, ``bound``) their deviation from its own mean (the budget's multiplier
+    moves them all alike)."""
+    if bound.size:
+        full = np.isin(rows, bound)
+        n = rows.max() + 1
+        mean = np.bincount(rows[full], g[full], n) / np.maximum(np.bincount(rows[full], None, n), 1)
+        g = np.where(full, g - mean[rows], g)
+    return float(np.abs(g).max())
 
 
 def face_gain(delta, dZ, U_P, K_PP, lin, s):
