@@ -11,11 +11,18 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
 from msvm.core import datasets
-from msvm.fast import CrammerSingerSVC, WestonWatkinsSVC, engine, kernel_face
+from msvm.fast import (
+    CrammerSingerSVC,
+    InhibitorySVC,
+    LeeLinWahbaSVC,
+    WestonWatkinsSVC,
+    engine,
+    kernel_face,
+)
 from msvm.fast.engine import DecompositionSolver
-from msvm.fast.kernel_face import KernelFaceNewton
+from msvm.fast.kernel_face import KernelFaceNewton, face_steps
 from msvm.fast.kernels import column_source, precomputed_source
-from msvm.fast.patterns import CS, dual_vectors
+from msvm.fast.patterns import CS, dual_vectors, pattern_apply, state_width
 
 MACHINES = [WestonWatkinsSVC, CrammerSingerSVC]
 GAMMA = 0.2
@@ -187,3 +194,47 @@ def test_precomputed_and_weighted_fits_take_the_steps_too(Machine, monkeypatch):
     assert with_steps.n_iter_ < alone.n_iter_ / 2
     assert with_steps.dual_objective_ == pytest.approx(alone.dual_objective_, rel=1e-8)
     np.testing.assert_array_equal(with_steps.predict(K), alone.predict(K))
+
+
+@pytest.mark.parametrize("Machine", [InhibitorySVC, LeeLinWahbaSVC, *MACHINES])
+def test_face_steps_return_to_the_optimum_from_its_face_for_every_kind(Machine, monkeypatch):
+    # face_steps on the dual lin . alpha - 1/2 <Z M, K Z> of every kind (M = I - s 11^T: the
+    # interior point's polish), from the optimum's free variables shrunk (everything else held),
+    # returns to the optimum's value and says that it ended on its face's optimum.
+    monkeypatch.setattr(engine, "FACE_NEWTON", False)
+    kind, lin, hi, y_index, source, K = problem(Machine, 10.0, 0.0)
+    N, L = hi.shape
+    c = Machine()._inhibition(L)
+    s = c if Machine is InhibitorySVC else 1.0 / L if Machine is LeeLinWahbaSVC else 0.0
+    alpha, U = np.zeros(hi.shape), np.zeros((N, state_width(kind, c, L)), order="F")
+    solver = DecompositionSolver(kind, c, lin, hi, y_index, tol=1e-11, max_iter=-1,
+                                 shrinking=True, random_state=0)  # fmt: skip
+    solver.solve_kernel(source, alpha, U)
+
+    def value(a):
+        Z = pattern_apply(kind, a, y_index)
+        return float(
+            np.sum(lin * a) - 0.5 * np.sum((Z - s * Z.sum(axis=1, keepdims=True)) * (K @ Z))
+        )
+
+    optimum = value(alpha)
+    free = (alpha > 1e-9 * hi) & (alpha < (1.0 - 1e-9) * hi)
+    assert free.sum() >= 10
+    shrink = np.random.default_rng(0).uniform(0.0, 0.5, size=alpha.shape) * alpha * free
+    if kind == CS:  # a full budget stays full (the test above moves within it)
+        shrink[alpha.sum(axis=1) >= hi.max() * (1.0 - 1e-12)] = 0.0
+    moved = alpha - shrink
+    assert optimum - value(moved) > 1e-6 * abs(optimum)
+    U_moved = K @ pattern_apply(kind, moved, y_index)
+    a, U_a, done = face_steps(kind, s, moved, free, hi, K, U_moved, lin, y_index, lambda m: True)
+    assert done
+    assert value(a) == pytest.approx(optimum, rel=1e-10)
+    np.testing.assert_allclose(
+        U_a, K @ pattern_apply(kind, a, y_index), atol=1e-9 * np.abs(U_a).max()
+    )
+    # a face already within `enough` of its optimum takes no solve and is done
+    calls = []
+    U = K @ pattern_apply(kind, alpha, y_index)
+    _, _, done = face_steps(kind, s, alpha, free, hi, K, U, lin, y_index,
+                            lambda m: calls.append(m) or True, enough=1e-6)  # fmt: skip
+    assert done and calls == []
