@@ -6,10 +6,15 @@
   inhibitory machine and Lee-Lin-Wahba; writes benchmarks/results/interior_point.md;
 - ``sum``: the same switch for Weston-Watkins and Crammer-Singer (their sum form), against
   their face steps alone (``interior_point.KINDS`` without WW and CS); writes
-  benchmarks/results/interior_point_sum.md.
+  benchmarks/results/interior_point_sum.md;
+- ``polish``, ``polish-bias`` and ``polish-default``: the switch's snapped point polished on its
+  face (``interior_point.InteriorPointSwitch._polished``) against the snapped point alone
+  (``POLISH_SOLVES = 0``), for all four coupled machines at tol = 1e-6 (where the snap's error
+  shows), without and with ``fit_intercept``, and at default settings; write
+  benchmarks/results/interior_polish.md, interior_polish_bias.md and interior_polish_default.md.
 
-    python benchmarks/kernel_accelerators.py face|interior|sum [glass] [vehicle] [vowel] [digits]
-        [mnist] [--repeats R]
+    python benchmarks/kernel_accelerators.py face|interior|sum|polish|polish-bias|polish-default
+        [glass] [vehicle] [vowel] [digits] [mnist] [ecoli] ... [--repeats R]
 
 Cells: C in {1, 100, 1000} x gamma in {scale / 10, scale, 10 scale} on the grid benchmark's data
 and splits (``grid.dataset``).  Each cell fits with and without the accelerator (off, for
@@ -55,38 +60,68 @@ def face_steps_alone(accelerated: bool):
     interior_point.KINDS = ALL_KINDS if accelerated else (SIGN, LLW)
 
 
+def snapped_alone(accelerated: bool):
+    interior_point.POLISH_SOLVES = POLISH_SOLVES if accelerated else 0
+
+
 ALL_KINDS = interior_point.KINDS
-# accelerator -> (machines, result file, title, what "off" is)
+POLISH_SOLVES = interior_point.POLISH_SOLVES
+COUPLED = (InhibitorySVC, LeeLinWahbaSVC, WestonWatkinsSVC, CrammerSingerSVC)
+# accelerator -> (machines, result file, title, what "off" is, the fits' other parameters)
 EXPERIMENTS = {
     "face": (
         (WestonWatkinsSVC, CrammerSingerSVC),
         "kernel_face.md",
         "Newton steps on the free face against the epochs alone",
         epochs_alone,
+        {},
     ),
     "interior": (
         (InhibitorySVC, LeeLinWahbaSVC),
         "interior_point.md",
         "The interior-point switch against the epochs alone",
         epochs_alone,
+        {},
     ),
     "sum": (
         (WestonWatkinsSVC, CrammerSingerSVC),
         "interior_point_sum.md",
         "The interior-point switch (sum form) against the face steps alone",
         face_steps_alone,
+        {},
+    ),
+    "polish": (
+        COUPLED,
+        "interior_polish.md",
+        "The interior point's polish against its snapped point, tol = 1e-6",
+        snapped_alone,
+        {"tol": 1e-6},
+    ),
+    "polish-default": (
+        COUPLED,
+        "interior_polish_default.md",
+        "The interior point's polish against its snapped point, default settings",
+        snapped_alone,
+        {},
+    ),
+    "polish-bias": (
+        COUPLED,
+        "interior_polish_bias.md",
+        "The interior point's polish against its snapped point, tol = 1e-6, fit_intercept",
+        snapped_alone,
+        {"tol": 1e-6, "fit_intercept": True},
     ),
 }
 CS_GRID = (1.0, 100.0, 1000.0)
 
 
-def cell(Estimator, C, gamma, X, y, repeats, toggle):
+def cell(Estimator, C, gamma, X, y, repeats, toggle, params):
     """{accelerated: (median CPU seconds, epochs, dual objective)}, alternating the two."""
     times, last = {True: [], False: []}, {}
     for _ in range(repeats):
         for accelerated in (False, True):
             toggle(accelerated)
-            clf = Estimator(C=C, gamma=gamma, random_state=0)
+            clf = Estimator(C=C, gamma=gamma, random_state=0, **params)
             start = time.process_time()
             clf.fit(X, y)
             times[accelerated].append(time.process_time() - start)
@@ -95,7 +130,7 @@ def cell(Estimator, C, gamma, X, y, repeats, toggle):
     return {a: (float(np.median(times[a])), *last[a]) for a in (False, True)}
 
 
-def run(machines, name, repeats, toggle):
+def run(machines, name, repeats, toggle, params):
     X, y, train_size = grid.dataset(name)
     Xtr, _, ytr, _ = train_test_split(X, y, train_size=train_size, stratify=y, random_state=0)
     scale = 1.0 / (Xtr.shape[1] * Xtr.var())
@@ -105,7 +140,7 @@ def run(machines, name, repeats, toggle):
     for factor in grid.GAMMA_FACTORS:
         for C in CS_GRID:
             for Estimator in machines:
-                out = cell(Estimator, C, factor * scale, Xtr, ytr, repeats, toggle)
+                out = cell(Estimator, C, factor * scale, Xtr, ytr, repeats, toggle, params)
                 (t0, it0, d0), (t1, it1, d1) = out[False], out[True]
                 rows.append(
                     f"| {name} | {Estimator.__name__} | {C:g} | {factor:g} | {t0:.3f} | {t1:.3f} "
@@ -118,7 +153,7 @@ def run(machines, name, repeats, toggle):
 def main(argv):
     if not argv or argv[0] not in EXPERIMENTS:
         raise SystemExit(f"usage: kernel_accelerators.py {'|'.join(EXPERIMENTS)} [data ...]")
-    machines, out, title, toggle = EXPERIMENTS[argv[0]]
+    machines, out, title, toggle, params = EXPERIMENTS[argv[0]]
     argv = argv[1:]
     repeats = 3
     if "--repeats" in argv:
@@ -133,7 +168,7 @@ def main(argv):
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in names:
-        lines += run(machines, name, repeats, toggle)
+        lines += run(machines, name, repeats, toggle, params)
     ratios = [float(line.split("|")[7]) for line in lines[4:]]
     lines += [
         "",
