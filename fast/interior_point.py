@@ -64,6 +64,17 @@ for any other start (on glass, vowel and vehicle they met tol = 1e-3 in the next
 0-23 pattern steps: the snapped point's KKT violation was 3e-6 to 3e-5); where a held pattern
 violates them, the epochs go on and a later run may follow.  A run that finds a Newton system
 singular (an indefinite kernel) ends the runs.
+
+For the Kronecker duals the snapped point is then polished on its face (``_polished``): the snap
+moves each variable its multiplier shows at a bound by up to gap / multiplier, which shifts the
+other variables' gradients by as much (a KKT violation of ~1e-4 after a run that met its own
+tests), and on a wide kernel's nearly singular face the epochs closed that slowly.  With the
+face the snap chose, ``kernel_face.face_steps`` solves the dual on it exactly (a primal
+active-set method; the ridge of ``kernel_face.RIDGE`` keeps a singular face's solve defined), and
+its point is taken only where those solves end on the face's optimum.  At tol = 1e-6 (where the
+snap's error shows) it cut the inhibitory and Lee-Lin-Wahba fits of vehicle at C = 1000, gamma =
+scale / 10, from 32 801 and 77 301 epochs to 5 002 and 2 742 (4.3 and 8.5 s to 1.2 and 1.3 s);
+at the default tol it changed 3 of 72 cells, by 0.97-1.09x (benchmarks/NOTES.md, stop 54).
 """
 
 from __future__ import annotations
@@ -131,6 +142,11 @@ KINDS = (SIGN, LLW, WW, CS)  # the duals the switch runs for (benchmarks narrow 
 # -> 9 162 epochs in one of six orders; with the rule 5 382).
 POLISH_SHARE = 0.5
 POLISH_SOLVES = 20
+# The duals whose snapped point is polished: the Kronecker ones.  Weston-Watkins' and
+# Crammer-Singer's epochs take face steps of their own (``kernel_face``), and their polish
+# gained nothing on 72 cells of glass, E. coli, vehicle and vowel at tol = 1e-6 (ratios 0.83-1.29,
+# the epochs within +-12 %) and lost up to 1.36x at the default tol (benchmarks/NOTES.md, stop 54).
+POLISHED = (SIGN, LLW)
 
 
 def applies(kind: int) -> bool:
@@ -441,7 +457,8 @@ class InteriorPointSwitch:
                 line_moves(self.kind, alpha[P], x - alpha[P], hi, y_index, lin, U[P],
                            hi.max(axis=1), FULL_STEP, moves, dZ)  # fmt: skip
                 x = alpha[P] + moves[0]
-            x = self._polished(x, alpha[P], U[P, :L], K, lin, hi, y_index, cost)
+            if self.kind in POLISHED:
+                x = self._polished(x, alpha[P], U[P, :L], K, lin, hi, y_index, cost)
             dZ = pattern_apply(self.kind, x - alpha[P], y_index)
             dB = dZ - self.s * dZ.sum(axis=1, keepdims=True)
             # D(alpha + delta) - D(alpha) = lin . delta - <dB, U> - 1/2 <dB, dU>, dB = dZ M
@@ -458,13 +475,12 @@ class InteriorPointSwitch:
 
     def _polished(self, x, a, U_P, K, lin, hi, y_index, cost):
         """The snapped point x moved to the optimum of its face by ``kernel_face.face_steps``
-        (U_P, the patterns' outputs at ``a``), in solves of at most POLISH_SHARE of the run's
-        modelled ``cost`` in all and within its memory limit.  The run stops at a mean
-        complementarity that leaves each variable near a bound up to gap / multiplier from it,
-        and the snap's moves of those shift the others' gradients by as much: on a wide kernel at
-        a large C the epochs then could not close the last factor of a few (E. coli, 100 patterns,
-        inhibitory, gamma = scale / 10, C = 1e4, tol = 1e-6: 136 662 epochs from a KKT violation of
-        4e-4 after the snap, 3.9 s; polished, 1 052 epochs, 0.65 s)."""
+        (U_P, the patterns' outputs at ``a``; see the module docstring), in at most
+        POLISH_SOLVES solves costing at most POLISH_SHARE of the run's modelled ``cost`` in all
+        and within its memory limit, until the face's KKT violation is a tenth of tol; x itself
+        where the solves do not end there.  E. coli (100 patterns, standardised), inhibitory,
+        gamma = scale / 10, C = 1e4, tol = 1e-6: 136 662 epochs (3.9 s) from the snapped point's
+        KKT violation of 4e-4, 442 from the polished one (0.16 s)."""
         left = POLISH_SHARE * cost
 
         def afford(m):
