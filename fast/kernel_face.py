@@ -164,14 +164,15 @@ def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford, enough=0.0, solv
     WW and CS; the interior point's polish, ``interior_point.InteriorPointSwitch``, takes them
     for every kind): with v = (i, r) and e_v = S_i e_r, Q_vw = (K_PP)_ij e_v^T M e_w and
     g = lin - S^T (U_P M).  ``afford(m)`` says whether a solve of m variables (and
-    multipliers) may be taken (and charges it); at most ``solves`` solves, ending where the
-    face's KKT violation is at most ``enough``.  Returns the new values and outputs
-    U_P + (K_PP) S (a' - a) of the patterns and whether they ended at the optimum of their face
-    (or within ``enough`` of it)."""
+    multipliers) may be taken (and charges it); at most ``solves`` solves.  Returns the new
+    values and outputs U_P + (K_PP) S (a' - a) of the patterns and whether they ended on the
+    optimum of their face: with ``enough`` > 0, where the face's KKT violation is at most
+    ``enough``; with ``enough`` = 0 (the epochs' face steps), where a full step stayed inside the
+    box (its violation then the ridge's, ~RIDGE curvature |d|).  ``free`` is not changed."""
     L = a.shape[1]
     budget = hi.max(axis=1)
-    U_P = U_P.copy()
-    for _ in range(solves):
+    U_P, free = U_P.copy(), free.copy()
+    for solve in range(solves + 1):  # (the last pass only checks the face's violation)
         rows, cols = np.nonzero(free)
         full = full_budgets(kind, a, budget)
         bound = np.unique(rows[full[rows]])  # the full budgets among the face's patterns
@@ -181,7 +182,7 @@ def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford, enough=0.0, solv
         g = (lin - pattern_transpose(kind, UM, y))[rows, cols]
         if _face_violation(g, rows, bound) <= enough:
             return a, U_P, True
-        if not afford(rows.size + bound.size):
+        if solve == solves or not afford(rows.size + bound.size):
             break
         E = pattern_apply(kind, np.eye(L)[cols], y[rows])  # row v: e_v = S_i e_r, v = (i, r)
         Q = K_PP[np.ix_(rows, rows)] * (E @ (E - s * E.sum(axis=1, keepdims=True)).T)
@@ -210,8 +211,11 @@ def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford, enough=0.0, solv
         a = best_a
         U_P += K_PP @ best_dZ
         at_bound = free & ((a <= 0.0) | (a >= hi))
-        if not (at_bound.any() or np.any(full_budgets(kind, a, budget) & ~full)):
+        inside = not (at_bound.any() or np.any(full_budgets(kind, a, budget) & ~full))
+        if inside and enough <= 0.0:
             return a, U_P, True  # inside the box: the optimum of the face
+        # (inside with enough > 0: the next pass checks the face's violation, which the ridge
+        # leaves at ~RIDGE curvature |d|, and a further solve refines it)
         free &= ~at_bound
     return a, U_P, False
 

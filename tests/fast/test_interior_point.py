@@ -671,3 +671,26 @@ def test_the_switch_polishes_its_point_onto_its_face_at_a_tight_tol(Machine, C, 
     reference = FORMULATIONS[FORMULATION[Machine]].dual(p, fit_intercept=bias)
     assert polished.dual_objective_ == pytest.approx(reference.objective, rel=1e-6)
     assert polished.objective_ == pytest.approx(reference.objective, rel=1e-6)
+
+
+@pytest.mark.parametrize("Machine", KRONECKER)
+def test_a_polish_that_does_not_end_on_its_face_leaves_the_snapped_point(Machine, monkeypatch):
+    # face_steps that report they did not reach their face's optimum (their point moved all the
+    # same): the fit is, bit for bit, the fit without a polish (POLISH_SOLVES = 0).
+    X, y = wide_iris()
+    params = dict(C=1e4, gamma=0.01, tol=1e-6, random_state=0, max_iter=-1)
+    steps = interior_point.face_steps
+    polishes = []
+
+    def unfinished(*args, **kwargs):
+        a, U, _ = steps(*args, **kwargs)
+        polishes.append(1)
+        return a, U, False
+
+    monkeypatch.setattr(interior_point, "face_steps", unfinished)
+    kept = Machine(**params).fit(X, y)
+    monkeypatch.setattr(interior_point, "POLISH_SOLVES", 0)
+    snapped = Machine(**params).fit(X, y)
+    assert polishes
+    np.testing.assert_array_equal(kept.dual_coef_, snapped.dual_coef_)
+    assert kept.n_iter_ == snapped.n_iter_

@@ -20,7 +20,7 @@ from msvm.fast import (
     kernel_face,
 )
 from msvm.fast.engine import DecompositionSolver
-from msvm.fast.kernel_face import KernelFaceNewton, face_steps
+from msvm.fast.kernel_face import KernelFaceNewton, face_gain, face_steps
 from msvm.fast.kernels import column_source, precomputed_source
 from msvm.fast.patterns import CS, dual_vectors, pattern_apply, state_width
 
@@ -204,18 +204,14 @@ def test_face_steps_return_to_the_optimum_from_its_face_for_every_kind(Machine, 
     monkeypatch.setattr(engine, "FACE_NEWTON", False)
     kind, lin, hi, y_index, source, K = problem(Machine, 10.0, 0.0)
     N, L = hi.shape
-    c = Machine()._inhibition(L)
-    s = c if Machine is InhibitorySVC else 1.0 / L if Machine is LeeLinWahbaSVC else 0.0
+    c, s = coupling(Machine, L)
     alpha, U = np.zeros(hi.shape), np.zeros((N, state_width(kind, c, L)), order="F")
     solver = DecompositionSolver(kind, c, lin, hi, y_index, tol=1e-11, max_iter=-1,
                                  shrinking=True, random_state=0)  # fmt: skip
     solver.solve_kernel(source, alpha, U)
 
     def value(a):
-        Z = pattern_apply(kind, a, y_index)
-        return float(
-            np.sum(lin * a) - 0.5 * np.sum((Z - s * Z.sum(axis=1, keepdims=True)) * (K @ Z))
-        )
+        return m_dual(kind, s, lin, K, y_index, a)
 
     optimum = value(alpha)
     free = (alpha > 1e-9 * hi) & (alpha < (1.0 - 1e-9) * hi)
@@ -238,3 +234,62 @@ def test_face_steps_return_to_the_optimum_from_its_face_for_every_kind(Machine, 
     _, _, done = face_steps(kind, s, alpha, free, hi, K, U, lin, y_index,
                             lambda m: calls.append(m) or True, enough=1e-6)  # fmt: skip
     assert done and calls == []
+
+
+def coupling(Machine, L):
+    """(c, s): the engine's inhibition c and M = I - s 11^T of the machine's dual."""
+    c = Machine()._inhibition(L)
+    return c, c if Machine is InhibitorySVC else 1.0 / L if Machine is LeeLinWahbaSVC else 0.0
+
+
+def m_dual(kind, s, lin, K, y_index, a):
+    """lin . alpha - 1/2 <Z M, K Z>, M = I - s 11^T, evaluated directly."""
+    Z = pattern_apply(kind, a, y_index)
+    return float(np.sum(lin * a) - 0.5 * np.sum((Z - s * Z.sum(axis=1, keepdims=True)) * (K @ Z)))
+
+
+@pytest.mark.parametrize("Machine", [InhibitorySVC, LeeLinWahbaSVC, *MACHINES])
+@pytest.mark.parametrize("offset", [0.0, 0.7])
+def test_face_gain_is_the_change_of_the_dual(Machine, offset):
+    kind, lin, hi, y_index, _, K = problem(Machine, 10.0, offset)
+    _, s = coupling(Machine, hi.shape[1])
+    rng = np.random.default_rng(3)
+    alpha = random_state(kind, hi, seed=3)
+    delta = rng.normal(size=hi.shape) * (hi > 0)
+    dZ = pattern_apply(kind, delta, y_index)
+    U = K @ pattern_apply(kind, alpha, y_index)
+    expected = m_dual(kind, s, lin, K, y_index, alpha + delta) - m_dual(
+        kind, s, lin, K, y_index, alpha
+    )
+    assert face_gain(delta, dZ, U, K, lin, s) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("Machine", [InhibitorySVC, LeeLinWahbaSVC])
+def test_face_steps_from_a_wrong_face_stop_at_its_bounds_and_say_so(Machine):
+    # Every variable called free, from the optimum shrunk: the face solve runs into the bounds of
+    # the optimum's bound variables; each step gains, stays in the box, leaves `free` as it was,
+    # and with one solve the steps do not claim the face's optimum.
+    kind, lin, hi, y_index, source, K = problem(Machine, 10.0, 0.0)
+    N, L = hi.shape
+    c, s = coupling(Machine, L)
+    alpha, U = np.zeros(hi.shape), np.zeros((N, state_width(kind, c, L)), order="F")
+    DecompositionSolver(kind, c, lin, hi, y_index, tol=1e-11, max_iter=-1, shrinking=True,
+                        random_state=0).solve_kernel(source, alpha, U)  # fmt: skip
+    at_bound = (alpha <= 1e-9 * hi) | (alpha >= (1.0 - 1e-9) * hi)
+    assert np.count_nonzero(at_bound & (hi > 0)) >= 10
+    start = 0.5 * alpha + 0.25 * hi  # every variable strictly inside its box
+    free = hi > 0
+    kept = free.copy()
+    U_start = K @ pattern_apply(kind, start, y_index)
+    before = m_dual(kind, s, lin, K, y_index, start)
+    for solves, claims in ((1, False), (kernel_face.INNER_STEPS, None)):
+        a, U_a, done = face_steps(kind, s, start, free, hi, K, U_start, lin, y_index,
+                                  lambda m: True, enough=1e-9, solves=solves)  # fmt: skip
+        np.testing.assert_array_equal(free, kept)
+        assert np.all(a >= 0.0) and np.all(a <= hi)
+        assert m_dual(kind, s, lin, K, y_index, a) > before
+        np.testing.assert_allclose(
+            U_a, K @ pattern_apply(kind, a, y_index), atol=1e-9 * np.abs(U_a).max()
+        )
+        if claims is not None:
+            assert done is claims
