@@ -41,7 +41,8 @@ directions run off along the flat directions to the first bound, one variable pe
 glass every variant tried (ridge, pseudo-inverse, Levenberg-Marquardt damping, a projected
 search along the direction) was 1.2-4.9x slower than the epochs alone (benchmarks/NOTES.md,
 stops 26 and 27).  Their Hessian is a Kronecker product, and they switch to an interior-point
-method instead (``msvm.fast.interior_point``).
+method instead (``msvm.fast.interior_point``).  Its snapped point sits on nearly the right face,
+and from there the same steps (``face_steps``, for any M = I - s 11^T) polish it (stop 54).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ class KernelFaceNewton:
         K_PP = self._block(P, P)
         with blas_threads(1):  # small products: OpenBLAS's threads wait for a busy core
             a, _, _ = face_steps(self.kind, 0.0, a0.copy(), free, hi, K_PP, U[P], self.lin[P],
-                              self.y_index[P], lambda m: self._afford(m, work))  # fmt: skip
+                                 self.y_index[P], lambda m: self._afford(m, work))  # fmt: skip
             dZ = pattern_apply(self.kind, a - a0, self.y_index[P])
             if not np.any(dZ):
                 return 0.0
