@@ -74,9 +74,10 @@ active-set method; the ridge of ``kernel_face.RIDGE`` keeps a singular face's so
 its point is taken only where those solves end on the face's optimum.  At tol = 1e-6 (where the
 snap's error shows) it cut the inhibitory and Lee-Lin-Wahba fits of vehicle at C = 1000, gamma =
 scale / 10, from 32 801 and 77 301 epochs to 5 002 and 2 742 (4.7 and 8.3 s to 1.1 and 1.6 s),
-and 72 fits on glass, E. coli, vehicle and vowel from 41.5 to 27.1 s (260.9 to 104.8 s with a
-bias); a polish that does not end there is lost work (up to 1.59x in a cell).  At the default
-tol those fits took 1.01x the time (benchmarks/NOTES.md, stop 54).
+and 72 cells on glass, E. coli, vehicle and vowel from 41.5 to 27.1 s (their median times
+summed; 260.9 to 104.8 s with a bias); a polish that does not end there is lost work (up to
+1.59x in a cell).  At the default tol those cells took 1.01x the time (benchmarks/NOTES.md,
+stop 54).
 """
 
 from __future__ import annotations
