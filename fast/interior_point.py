@@ -97,7 +97,7 @@ from msvm.fast.kernel_face import (
     offset_block,
     solve_cost,
 )
-from msvm.fast.patterns import CS, LLW, SIGN, WW, activate_all, pattern_apply
+from msvm.fast.patterns import CS, LLW, SIGN, WW, activate_all, output_shift, pattern_apply
 from msvm.fast.threads import blas_threads
 
 MAX_ITER = 50  # Newton steps at most; a run not converged by then offers its last iterate
@@ -415,7 +415,7 @@ class InteriorPointSwitch:
         self.kind, self.lin, self.hi, self.y_index = kind, lin, hi, y_index
         self.source, self.offset, self.dual, self.tol = source, offset, dual, tol
         self.memory_limit = memory_limit
-        self.s = c if kind == SIGN else 1.0 / lin.shape[1] if kind == LLW else 0.0  # M = I - s 11^T
+        self.s = output_shift(kind, c, lin.shape[1])  # M = I - s 11^T
         self.paid = 0.0  # the epochs' modelled work that earlier runs have used up (ns)
         self.failed = False  # a run failed (a Newton system singular: an indefinite kernel)
         self.works, self.worsts = [], []  # the epochs' work and largest violation, each call
@@ -495,20 +495,9 @@ class InteriorPointSwitch:
 
         U_x = U_P + K @ pattern_apply(self.kind, x - a, y_index)
         free = (x > 0.0) & (x < hi)
-        polished, _, done = face_steps(
-            self.kind,
-            self.s,
-            x,
-            free,
-            hi,
-            K,
-            U_x,
-            lin,
-            y_index,
-            afford,
-            TOL_SHARE * self.tol,
-            POLISH_SOLVES,
-        )
+        polished, _, done = face_steps(self.kind, self.s, x, free, hi, K, U_x, lin, y_index,
+                                       afford, enough=TOL_SHARE * self.tol,
+                                       solves=POLISH_SOLVES)  # fmt: skip
         return polished if done else x
 
     def _kronecker_point(self, K, held, lin, hi, y_index):

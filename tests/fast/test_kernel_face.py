@@ -22,7 +22,7 @@ from msvm.fast import (
 from msvm.fast.engine import DecompositionSolver
 from msvm.fast.kernel_face import KernelFaceNewton, face_gain, face_steps
 from msvm.fast.kernels import column_source, precomputed_source
-from msvm.fast.patterns import CS, dual_vectors, pattern_apply, state_width
+from msvm.fast.patterns import CS, dual_vectors, output_shift, pattern_apply, state_width
 
 MACHINES = [WestonWatkinsSVC, CrammerSingerSVC]
 GAMMA = 0.2
@@ -238,8 +238,9 @@ def test_face_steps_return_to_the_optimum_from_its_face_for_every_kind(Machine, 
 
 def coupling(Machine, L):
     """(c, s): the engine's inhibition c and M = I - s 11^T of the machine's dual."""
-    c = Machine()._inhibition(L)
-    return c, c if Machine is InhibitorySVC else 1.0 / L if Machine is LeeLinWahbaSVC else 0.0
+    machine = Machine()
+    c = machine._inhibition(L)
+    return c, output_shift(machine._kind, c, L)
 
 
 def m_dual(kind, s, lin, K, y_index, a):
