@@ -389,6 +389,19 @@ def solved_by(problem) -> dict:
     return {"solver": problem.solver_stats.solver_name, "status": problem.status}
 
 
+def _retry_with_qdldl(problem, name: str, opts: dict) -> None:
+    """Solve ``problem`` again with qdldl's LDL after faer's stopped 'optimal_inaccurate'; where
+    the retry fails, faer's answer stays for the certificate to judge: cvxpy raises a solver's
+    failure before it writes anything into the problem, so its variables, status and
+    ``solver_stats`` are still faer's."""
+    import cvxpy as cp
+
+    try:
+        problem.solve(solver=name, **{**opts, "direct_solve_method": "qdldl"})
+    except cp.error.SolverError:
+        pass
+
+
 def solve(objective, constraints, solver: str = DEFAULT_SOLVER, strict: bool = False, **options):
     """Build and solve a cvxpy problem; raise :class:`NotSolvedError` unless its status is
     optimal or 'optimal_inaccurate' (with ``strict``: optimal).
@@ -417,8 +430,8 @@ def solve(objective, constraints, solver: str = DEFAULT_SOLVER, strict: bool = F
             ):
                 # faer's LDL can stall short of the 1e-9 tolerances where qdldl reaches them (the
                 # logistic dual on the digits problem of `msvm verify --quick`, Clarabel 0.11.1).
-                problem.solve(solver=name, **{**opts, "direct_solve_method": "qdldl"})
-        except cp.error.SolverError as exc:  # the first solve or the qdldl retry
+                _retry_with_qdldl(problem, name, opts)
+        except cp.error.SolverError as exc:  # the first solve
             if name != "CLARABEL" or not problem.is_qp():
                 raise NotSolvedError(f"{name} failed on this problem: {exc}") from exc
             # Clarabel fails outright on a few kernel QPs (the Crammer-Singer and Weston-Watkins
