@@ -1,7 +1,7 @@
 """What an exact solve of the coupled duals costs at least, against SVC (issue 15).
 
 The grid benchmark's worst cells are the inhibitory machine's and Lee-Lin-Wahba's at C >= 10
-(``grid.py``: 20-570x SVC).  Their duals hold many free variables at the optimum, on a face where
+(``grid.py``: 6.6-568x SVC).  Their duals hold many free variables at the optimum, on a face where
 the kernel is nearly singular, and SVC's one-vs-one problems are another, easier problem.  Per
 cell this script measures, on the grid's data and splits (``grid.dataset``):
 
@@ -13,8 +13,8 @@ cell this script measures, on the grid's data and splits (``grid.dataset``):
   been told the face;
 - the interior-point method (``msvm.fast.interior_point.interior_point``) run alone on the
   whole dual from its own start, to the fit's tol, and its Newton steps: a method that finds the
-  face itself (cells with more than MAX_IPM_PATTERNS patterns skip it, "-"; 50 steps: its
-  MAX_ITER, not converged, its best iterate).
+  face itself (cells with more than MAX_IPM_PATTERNS patterns skip it, "-"; 50 steps: not
+  converged, stalled or at MAX_ITER, its best iterate).
 
     python benchmarks/face_bound.py [glass] [ecoli] [vowel] [vehicle] [digits] ... [--repeats R]
 
@@ -149,7 +149,7 @@ def main(argv):
         for name in names:
             rows += run(name, repeats)
     RESULTS.mkdir(exist_ok=True)
-    note = ["", "(50 Newton steps: the interior point's MAX_ITER, not converged.)"]
+    note = ["", "(50 Newton steps: not converged, stalled or at MAX_ITER.)"]
     (RESULTS / "face_bound.md").write_text("\n".join(header + rows + note) + "\n")
 
 
