@@ -86,7 +86,9 @@ def face_hessian(K, sigma, s, rows, columns):
 
 def cell(Estimator, Xtr, ytr, C, gamma, repeats):
     t_svc, _ = median_time(lambda: SVC(C=C, gamma=gamma).fit(Xtr, ytr), repeats)
-    t_fit, model = median_time(lambda: Estimator(C=C, gamma=gamma).fit(Xtr, ytr), repeats)
+    t_fit, model = median_time(
+        lambda: Estimator(C=C, gamma=gamma, random_state=0).fit(Xtr, ytr), repeats
+    )
     kind, s, lin, hi, sigma = dual_terms(model, ytr)
     alpha = model.dual_coef_
     rows, columns = np.nonzero((alpha > 0.0) & (alpha < hi))
