@@ -390,16 +390,23 @@ def solved_by(problem) -> dict:
 
 
 def _retry_with_qdldl(problem, name: str, opts: dict) -> None:
-    """Solve ``problem`` again with qdldl's LDL after faer's stopped 'optimal_inaccurate'; where
-    the retry fails, faer's answer stays for the certificate to judge: cvxpy raises a solver's
-    failure before it writes anything into the problem, so its variables, status and
-    ``solver_stats`` are still faer's."""
+    """Solve ``problem`` again with qdldl's LDL after faer's stopped 'optimal_inaccurate'.
+
+    qdldl's answer replaces faer's only where it is optimal or 'optimal_inaccurate'; where the
+    retry raises (cvxpy raises a solver's failure before it writes into the problem) or stops
+    with a worse status ('infeasible_inaccurate', 'user_limit', ...), faer's answer, status and
+    ``solver_stats`` are put back for the certificate to judge.
+    """
     import cvxpy as cp
 
+    faer_solution, faer_stats = problem.solution, problem.solver_stats
     try:
         problem.solve(solver=name, **{**opts, "direct_solve_method": "qdldl"})
     except cp.error.SolverError:
-        pass
+        return
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+        problem.unpack(faer_solution)
+        problem._solver_stats = faer_stats  # cvxpy has no public setter for the stats
 
 
 def solve(objective, constraints, solver: str = DEFAULT_SOLVER, strict: bool = False, **options):
