@@ -14,6 +14,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_iris, make_blobs
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import rbf_kernel
 
 from msvm.core import datasets
 from msvm.fast import (
@@ -30,7 +31,7 @@ from msvm.fast import (
     mprot,
 )
 from msvm.fast.kernels import column_source
-from msvm.fast.patterns import state_coef
+from msvm.fast.patterns import dual_vectors, state_coef
 from msvm.reference import FORMULATIONS, Problem
 
 MACHINES = [
@@ -328,7 +329,16 @@ def test_dual_value_is_the_fit_dual_objective(wide_kernel_iris, Estimator, key, 
     else:
         outputs = clf._outputs(column_source(X, "rbf", gamma, 3, 0.0, 200), 0.0, alpha, y_index, c)
     value = solver.dual_value(alpha, outputs)
-    assert value == pytest.approx(clf.dual_objective_, rel=1e-12)
+    # to the rounding of the quadratic <Z M, (K + offset) Z>, whose terms sum to 1.3e7 in absolute
+    # value on the linear kernel (the value is 696): (N + d) eps times that bounds the products'
+    # rounding in any order (the fit's value, from weights updated step by step, was 3e-9 off)
+    Z = dual_vectors(clf._kind, alpha, y_index, c)[0]
+    S = state_coef(clf._kind, alpha, y_index, c)
+    K = X @ X.T if kernel == "linear" else rbf_kernel(X, gamma=gamma)
+    scale = np.sum(np.abs(Z) * (np.abs(K) @ np.abs(S))[:, : Z.shape[1]])
+    assert value == pytest.approx(
+        clf.dual_objective_, rel=1e-12, abs=sum(X.shape) * np.finfo(float).eps * scale
+    )
     if kernel == "linear":  # from the weights alone, with and without an offset
         W = engine.weights_of_state(X, S)
         assert solver.weights_dual_value(alpha, W, 0.0 * S.sum(axis=0)) == pytest.approx(value)
