@@ -236,7 +236,7 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     # rows of weight 0 are 0, and as variables on the boundary of entr's exponential cone
     # they left Clarabel 'optimal_inaccurate' (45 iris points, 6 of weight 0)
     active = s > 0
-    P = cp.Variable((int(active.sum()), L))
+    P = cp.Variable((int(active.sum()), L), name="P")
     entropy = cp.sum(cp.entr(P))
     if p.sample_weight is not None:
         entropy = entropy - float(entr(s).sum())

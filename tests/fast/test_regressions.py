@@ -179,9 +179,9 @@ def test_linear_weights_are_those_of_the_dual_variables(Machine):
     lin, free = clf._dual_terms(y_index, 3)
     Z, B = dual_vectors(clf._kind, clf.dual_coef_, y_index, clf._inhibition(3))
     W = X.T @ B
-    # to the rounding of the product: n eps |X|^T |B| bounds each sum's error in any order (a
-    # difference of 1.4e-11 for entries 1.5e-3 is the cancellation of terms up to 7e4 here;
-    # drifted weights were off by the order of W itself)
+    # to the rounding of the product: n eps |X|^T |B| is twice Higham's bound on one product's
+    # error in any order (a difference of 1.4e-11 for entries of 1.5e-3 is the cancellation of
+    # terms up to 7e4 here, 1e-2 of the bound; drifted weights were off by the order of W)
     rounding = X.shape[0] * np.finfo(float).eps * (np.abs(X).T @ np.abs(B))
     assert np.all(np.abs(clf.coef_ - W.T) <= rounding.T)
     assert clf.kkt_violation_ <= clf.tol

@@ -329,9 +329,10 @@ def test_dual_value_is_the_fit_dual_objective(wide_kernel_iris, Estimator, key, 
     else:
         outputs = clf._outputs(column_source(X, "rbf", gamma, 3, 0.0, 200), 0.0, alpha, y_index, c)
     value = solver.dual_value(alpha, outputs)
-    # to the rounding of the quadratic <Z M, (K + offset) Z>, whose terms sum to 1.3e7 in absolute
-    # value on the linear kernel (the value is 696): (N + d) eps times that bounds the products'
-    # rounding in any order (the fit's value, from weights updated step by step, was 3e-9 off)
+    # to the rounding of the quadratic <Z M, (K + offset) Z>, whose terms (the shift column left
+    # out) sum to 1.3e7 in absolute value on the linear kernel (the value is 696): (N + d) eps
+    # times that, the scale of the products' rounding (the fit's value, from weights updated
+    # step by step, was 3.3e-9 off, 1.5e-2 of it; a missing linear term is 1.3 off)
     Z = dual_vectors(clf._kind, alpha, y_index, c)[0]
     S = state_coef(clf._kind, alpha, y_index, c)
     K = X @ X.T if kernel == "linear" else rbf_kernel(X, gamma=gamma)
