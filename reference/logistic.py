@@ -250,22 +250,28 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
     balance = cp.sum(gap, axis=0) == 0
     constraints = [outputs, cp.sum(P, axis=1) == s[active], P >= 0, balance]
     problem, elapsed = solve(objective, constraints, solver)
+
+    def at(Q: np.ndarray):
+        """The variables set to Q and W = C R^T (S E - Q), so that the objective is the
+        dual's at Q alone; returns (B, W, the dual objective)."""
+        coef = p.C * (E - Q)
+        W = p.R.T @ coef
+        P.value, weights.value = Q[active], W
+        return coef, W, float(objective.value)
+
     # an inaccurate solve can leave entries of P a rounding below 0, where entr, and with it the
-    # solver's objective, is -inf (100 E. coli points at C = 1e4): the value at P clipped to 0,
-    # and W = C R^T (S E - Q) there, so that the objective is the dual's at P alone
-    P.value = np.maximum(P.value, 0.0)
-    weights.value = -p.C * (p.R[active].T @ (P.value - E[active]))
+    # solver's objective, is -inf (100 E. coli points at C = 1e4): the value at P clipped to 0
     Q = np.zeros((p.n_samples, L))
-    Q[active] = P.value
-    coef = p.C * (E - Q)
+    Q[active] = np.maximum(P.value, 0.0)
+    coef, W, value = at(Q)
     b = -balance.dual_value / p.C
     sol = Solution(
         formulation=NAME,
         form="dual",
-        objective=float(objective.value),
+        objective=value,
         coef=coef,
         problem=p,
-        weights=p.R.T @ coef,
+        weights=W,
         intercept=b - b.mean(),
         dual_coef=Q,
         **solved_by(problem),
@@ -277,14 +283,12 @@ def dual(p: Problem, solver: str = DEFAULT_SOLVER) -> Solution:
         condition q_i = s_i softmax(f(x_i)); the dual objective evaluated there."""
         W, b, steps = newton_steps(p, sol.weights, sol.intercept)
         Q = s[:, None] * softmax(p.R @ W + b, axis=1)
-        coef = p.C * (E - Q)
-        P.value = Q[active]
-        weights.value = p.R.T @ coef
+        coef, W, value = at(Q)
         return dataclasses.replace(
             sol,
-            objective=float(objective.value),
+            objective=value,
             coef=coef,
-            weights=p.R.T @ coef,
+            weights=W,
             intercept=b,
             dual_coef=Q,
             extras={**sol.extras, "newton_steps": steps},

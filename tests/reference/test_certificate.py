@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics.pairwise import rbf_kernel
 
 from msvm.core import datasets
@@ -559,8 +560,9 @@ def test_a_logistic_primal_off_its_optimum_is_polished_by_newton_steps(monkeypat
     F's error times C (100 vehicle points at C = 1 000, linear: an answer 3e-11 from the optimum
     left a gap of 8e-6).  Newton steps on the primal close it; here from a point moved by 1 %
     (the solver's value left at the optimum), which the certificate refuses, to the clean
-    solve's value and to the weights scipy's L-BFGS finds on the same primal (the clean solve's
-    own weights, certified by value, lie 4e-6 off them with numpy 2.4 and scipy 1.17)."""
+    solve's value and to the weights scikit-learn's Newton method finds on the same primal (the
+    clean solve's own weights, certified by value, lie 4e-6 off them with numpy 2.4 and scipy
+    1.17)."""
     from msvm.reference import logistic
 
     X, y = datasets.load("wine", n_samples=60)
@@ -580,28 +582,8 @@ def test_a_logistic_primal_off_its_optimum_is_polished_by_newton_steps(monkeypat
     assert polished.extras["newton_steps"] >= 1
     assert polished.extras["certificate"].relative_gap <= 1e-9
     assert polished.objective == pytest.approx(clean.objective, rel=1e-9)
-    np.testing.assert_allclose(polished.weights, logistic_weights_by_lbfgs(p), atol=1e-6)
-
-
-def logistic_weights_by_lbfgs(p: Problem) -> np.ndarray:
-    """W minimising 1/2 ||W||^2 + C sum_i [logsumexp(f_i) - f_{i y_i}], f_i = W^T r_i + b, by
-    scipy's L-BFGS-B with the gradient in closed form: independent of the reference layer."""
-    import scipy.optimize
-    from scipy.special import logsumexp, softmax
-
-    r, L = p.R.shape[1], p.n_classes
-    E = np.eye(L)[p.y_index]
-
-    def value_and_gradient(theta):
-        W, b = theta[: r * L].reshape(r, L), theta[r * L :]
-        F = p.R @ W + b
-        value = 0.5 * np.sum(W**2) + p.C * np.sum(logsumexp(F, axis=1) - np.sum(E * F, axis=1))
-        G = p.C * (softmax(F, axis=1) - E)
-        return value, np.concatenate([(W + p.R.T @ G).ravel(), G.sum(axis=0)])
-
-    options = {"gtol": 1e-11, "ftol": 0.0, "maxiter": 20_000, "maxcor": 50}
-    result = scipy.optimize.minimize(
-        value_and_gradient, np.zeros((r + 1) * L), jac=True, method="L-BFGS-B", options=options
-    )
-    assert np.abs(result.jac).max() <= 1e-6  # (it ends on the line search's rounding)
-    return result.x[: r * L].reshape(r, L)
+    # the peer verify uses: scikit-learn's Newton method on the factor features R (3 classes:
+    # the multinomial loss, its intercept unpenalised), the canonical primal's weights
+    peer = LogisticRegression(C=p.C, solver="newton-cholesky", tol=1e-12, max_iter=1_000)
+    peer.fit(p.R, p.y_index)
+    np.testing.assert_allclose(polished.weights, peer.coef_.T, atol=1e-6)
