@@ -1,34 +1,69 @@
 """How long each reference solve (cvxpy + Clarabel) takes on digits with 10 classes.
 
-    python benchmarks/reference_timing.py [--sizes 100 200 400] [--out benchmarks/results/...]
+    python benchmarks/reference_timing.py [--sizes 100 200 400] [--peer-threads 0]
+                                          [--out benchmarks/results/...]
 
 Prints and writes a Markdown table: wall time of the primal and dual solve of every formulation
-at each size (RBF, gamma='scale', C=1), with the relative primal-dual gap.
+at each size (RBF, gamma='scale', C=1), with the relative primal-dual gap.  With
+``--peer-threads T`` each pair is solved again with Clarabel's faer LDL on T threads (0: faer's
+default, every core) in place of the library's one thread, right after it, and a column
+gives the peer's time over the library's (primal + dual).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from pathlib import Path
 
 from msvm.core import datasets
 from msvm.reference import FORMULATIONS, Problem
+from msvm.reference import problem as problem_module
+
+
+@contextlib.contextmanager
+def clarabel_threads(threads: int | None):
+    """Solve with faer on ``threads`` threads (None: the library's setting) inside the block."""
+    options = problem_module._SOLVER_OPTIONS["CLARABEL"]
+    saved = options["max_threads"]
+    if threads is not None:
+        options["max_threads"] = threads
+    try:
+        yield
+    finally:
+        options["max_threads"] = saved
+
+
+def timed_pair(name: str, p: Problem, threads: int | None = None):
+    """(primal seconds, dual seconds, relative gap) of one formulation's two solves."""
+    with clarabel_threads(threads):
+        t0 = time.perf_counter()
+        primal = FORMULATIONS[name].primal(p)
+        t1 = time.perf_counter()
+        dual = FORMULATIONS[name].dual(p)
+        t2 = time.perf_counter()
+    return t1 - t0, t2 - t1, abs(primal.objective - dual.objective) / abs(primal.objective)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 200, 400])
     parser.add_argument("--formulations", nargs="+", default=list(FORMULATIONS))
+    parser.add_argument("--peer-threads", type=int, default=None)
     parser.add_argument("--out", default="benchmarks/results/reference_timing.md")
     args = parser.parse_args()
 
+    peer = args.peer_threads
+    columns = ["primal [s]", "dual [s]", "gap"]
+    if peer is not None:
+        columns.append(f"threads {peer} / 1")
     header = (
         "| formulation | "
-        + " | ".join(f"N={n} primal [s] | N={n} dual [s] | N={n} gap" for n in args.sizes)
+        + " | ".join(f"N={n} {column}" for n in args.sizes for column in columns)
         + " |"
     )
-    lines = [header, "|" + "---|" * (1 + 3 * len(args.sizes))]
+    lines = [header, "|" + "---|" * (1 + len(columns) * len(args.sizes))]
     problems = {}
     for n in args.sizes:
         X, y = datasets.load("digits", n_samples=n)
@@ -36,24 +71,25 @@ def main() -> None:
     for name in args.formulations:
         cells = []
         for n in args.sizes:
-            p = problems[n]
-            t0 = time.perf_counter()
-            primal = FORMULATIONS[name].primal(p)
-            t1 = time.perf_counter()
-            dual = FORMULATIONS[name].dual(p)
-            t2 = time.perf_counter()
-            gap = abs(primal.objective - dual.objective) / abs(primal.objective)
-            cells += [f"{t1 - t0:.2f}", f"{t2 - t1:.2f}", f"{gap:.1e}"]
-            print(
-                f"{name} N={n}: primal {t1 - t0:.2f}s dual {t2 - t1:.2f}s gap {gap:.1e}", flush=True
-            )
+            primal, dual, gap = timed_pair(name, problems[n])
+            cells += [f"{primal:.2f}", f"{dual:.2f}", f"{gap:.1e}"]
+            report = f"{name} N={n}: primal {primal:.2f}s dual {dual:.2f}s gap {gap:.1e}"
+            if peer is not None:
+                peer_primal, peer_dual, _ = timed_pair(name, problems[n], peer)
+                ratio = (peer_primal + peer_dual) / (primal + dual)
+                cells.append(f"{ratio:.2f}")
+                report += f"; threads {peer}: {peer_primal:.2f}s + {peer_dual:.2f}s ({ratio:.2f}x)"
+            print(report, flush=True)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     print(table)
+    command = "python benchmarks/reference_timing.py" + (
+        f" --peer-threads {peer}" if peer is not None else ""
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(
-        "Reference solve times on digits (10 classes, RBF, gamma='scale', C=1), cvxpy + Clarabel,\n"
-        "measured with `python benchmarks/reference_timing.py` on 2 cores.\n\n" + table + "\n"
+        "Reference solve times on digits (10 classes, RBF, gamma='scale', C=1), cvxpy + Clarabel\n"
+        f"(faer's LDL on one thread), measured with `{command}` on 2 cores.\n\n" + table + "\n"
     )
 
 
