@@ -371,10 +371,9 @@ def check_solver(solver: str) -> str:
 
 _SOLVER_OPTIONS = {
     # faer: Clarabel's supernodal LDL, several times faster than qdldl on the dense KKT systems
-    # that kernel problems give; on one thread, which is 1.3-3x faster than faer's default
-    # threads on 2 cores (120 digits, RBF: the Weston-Watkins primal 1.8 -> 1.1 s, the
-    # multi-prototype static step 3.7 -> 1.8 s, the logistic dual 5.1 -> 1.7 s; 300-500 digits
-    # 1.3-1.8x), at the same optimum (benchmarks/NOTES.md, stop 57).
+    # that kernel problems give; on one thread: faer's default threads take 1.2-3.6x as long on
+    # 2 cores (digits, 100-400 points, RBF; 0.86-1.2x for one-vs-all and the squared simplex
+    # loss), at optima equal to 3e-14 (benchmarks/results/reference_timing.md, stop 57).
     "CLARABEL": {
         "tol_gap_abs": 1e-9,
         "tol_gap_rel": 1e-9,
