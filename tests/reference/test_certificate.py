@@ -465,7 +465,8 @@ def test_an_inaccurate_status_is_judged_by_the_certificate(n_samples, gamma_fact
     radius = 0.0
     for s in (dual, primal):
         outputs = p.R @ s.weights + s.intercept
-        upper = 0.5 * s.norm_sq + p.C * objectives.logistic_loss(outputs, p.y_index)
+        loss = objectives.logistic_loss(outputs, p.y_index)
+        upper = objectives.canonical_objective(s.norm_sq, loss, p.C)
         rounding = p.n_samples * np.finfo(float).eps * abs(upper)
         assert lower <= upper + rounding  # a lower bound of the problem the weights solve
         radius += np.sqrt(2.0 * (max(upper - lower, 0.0) + rounding))
