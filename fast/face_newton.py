@@ -382,15 +382,20 @@ def class_grams(X, rows, classes, L, offset):
 
 
 def _conjugate_gradients(apply, b):
-    """Approximately solve apply(x) = b (symmetric positive definite), from x = 0."""
+    """Approximately solve apply(x) = b (symmetric positive definite), from x = 0.  A product
+    beyond the floating range (features near 1e107: K ~ 1e214, where rounding makes the
+    iterates grow) ends the iterations at the last finite x; the line search judges it."""
     x, r = np.zeros_like(b), b.copy()
     p, rr = r.copy(), float(np.vdot(r, r))
     stop = CG_REDUCTION**2 * rr
     for _ in range(CG_ITERATIONS):
         if rr <= stop:
             break
-        Ap = apply(p)
-        curvature = float(np.vdot(p, Ap))
+        with np.errstate(over="ignore", invalid="ignore"):
+            Ap = apply(p)
+            curvature = float(np.vdot(p, Ap))
+        if not np.isfinite(curvature):
+            break
         if curvature <= 0.0:  # no damping and a flat face (zero rows): nothing more to find
             break
         step = rr / curvature
