@@ -209,8 +209,12 @@ class FaceNewton:
             has = mask.any(axis=1)  # (every row, when P is)
             self.update_grams(P[has], mask[has])
             signs = pattern_apply(kind, np.ones_like(a), y)  # the diagonal of S_i
-            d = _diagonal_face_direction(g, XP, signs, mask, shift, self.damping, offset,
-                                         self.grams)  # fmt: skip
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                d = _diagonal_face_direction(g, XP, signs, mask, shift, self.damping, offset,
+                                             self.grams)  # fmt: skip
+            if not np.isfinite(d).all():  # beyond the floating range (features ~1e100)
+                self.damping = max(next_damping(self.damping, 0.0), self.min_damping)
+                return 0.0
         else:
 
             def outputs(Z):  # (K + offset 11^T)_PP Z M, M = I - shift 11^T

@@ -200,11 +200,11 @@ class SimplexSVC(BaseMulticlassSVC):
             self._weighted_gram = (0.5 * (K + K.T), weights)
             self.__dict__.pop("_eigen", None)
         B, b = (path[0] for path in self._squared_path([self.C]))
-        F = K @ B + b
-        norm_sq = float(np.sum(B * F))
-        self.objective_ = objectives.canonical_objective(
-            norm_sq, objectives.simplex_square_loss(F, self._targets, weights), float(self.C)
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
+            F = K @ B + b
+            norm_sq = float(np.sum(B * F))
+            loss = objectives.simplex_square_loss(F, self._targets, weights)
+            self.objective_ = objectives.canonical_objective(norm_sq, loss, float(self.C))
         check_finite("The fit", self.objective_)
         self.dual_objective_ = self.objective_  # closed form: the optimum itself
         self.relative_gap_ = 0.0

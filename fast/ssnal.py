@@ -454,7 +454,10 @@ class SemismoothALM:
             if steps == NEWTON_STEPS:
                 break
             T, face = newton_blocks(self.kind, self.X, free, self.y_index)
-            D = self.newton_direction(T, grad, sigma)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                D = self.newton_direction(T, grad, sigma)
+            if not np.isfinite(D).all():  # beyond the floating range (features ~1e80)
+                return P, steps, face, norm <= INNER_SLACK * target  # (as no decrease, below)
             slope = float(np.sum(grad * D))
             FD = self.outputs(D)
             PP, PD, DD = float(np.sum(P * P)), float(np.sum(P * D)), float(np.sum(D * D))

@@ -14,7 +14,6 @@ from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
     LeeLinWahbaSVC,
-    MultiPrototypeSVC,
     WestonWatkinsSVC,
     engine,
     face_newton,
@@ -293,26 +292,6 @@ def test_steps_fixed_costs_stay_within_a_share_of_the_epochs_work(monkeypatch):
     work = face_newton.WORK_SHARE * machine.n_steps_ * step_ns
     allowed = max(face_newton.ALLOWANCE_NS, work) / face_newton.STEP_OVERHEAD_NS
     assert 0 < len(taken) <= allowed  # (the code before the bound: 3 276 steps)
-
-
-@pytest.mark.parametrize(
-    "Machine, X, params",
-    [
-        (WestonWatkinsSVC, [[0.0], [1e107], [1e107], [1e107]], {"fit_intercept": True}),
-        (MultiPrototypeSVC, [[2e107]] * 4, {"n_prototypes": 2, "n_assignment_steps": 0}),
-    ],
-)
-def test_products_beyond_the_floating_range_end_the_step_without_numpy_warnings(Machine, X, params):
-    """Features near 1e107 (a linear kernel ~1e214): rounding makes the conjugate gradients'
-    iterates grow until a product overflows.  The step must stop there, not leak numpy's
-    overflow warnings or carry NaN into the line search (the cases
-    ``test_extreme_but_finite_values_fit_or_refuse_never_nan`` found, shrunk)."""
-    machine = Machine(kernel="linear", C=1.0, max_iter=1000, random_state=0, **params)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        warnings.simplefilter("error", RuntimeWarning)
-        machine.fit(np.array(X), np.array([0, 1, 0, 0]))
-    assert np.isfinite(machine.objective_)
 
 
 def test_conjugate_gradients_stop_at_the_last_finite_iterate():
