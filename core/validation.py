@@ -139,7 +139,7 @@ def resolve_kernel(X, kernel: str, gamma, degree: int, coef0: float) -> float:
         if kernel == "linear":
             bound = largest
         elif kernel == "rbf":
-            bound = np.float64(4.0) * value * largest
+            bound = np.float64(4.0) * (value * largest)  # (4 gamma alone can overflow)
         else:
             bound = (np.float64(value) * largest + abs(coef0)) ** int(degree)
     if not np.isfinite(bound):

@@ -283,6 +283,8 @@ class WeightsState:
     runs them on one BLAS thread (``MultiPrototypeSVC.fit``)."""
 
     def __init__(self, X, constant, alpha, rho):
+        if abs(constant) < np.finfo(np.float64).tiny:  # subnormal (coef0 ~ 1e-310): no constant;
+            constant = 0.0  # 1 / offset would overflow, and its kernel entries are below 2e-308
         self.data, self.alpha, self.constant = LinearData(X), alpha, constant
         self.rho, self.offset = rho, constant + rho
         self.W = np.zeros((X.shape[1], alpha.shape[1]), order="F")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.svm import SVC
 
 from msvm.core import datasets, validation
 from msvm.core.validation import indefinite_threshold
@@ -194,6 +195,34 @@ def test_products_beyond_the_floating_range_leak_no_numpy_warnings(Estimator, co
             assert "overflowed float64" in str(error)
             return
     assert np.isfinite(model.objective_)
+
+
+def test_an_rbf_scale_gamma_near_the_largest_float_fits_as_scikit_learn_resolves_it():
+    """X.var() ~ 2e-308 makes gamma="scale" 4.7e307, whose bound 4 gamma max|x|^2 overflowed
+    when 4 gamma was taken first (the property campaign's case): the exponents are ~5, and the
+    fit equals the one on X * 1e150 with gamma / 1e300, the same kernel."""
+    X, y = np.array([[3.37647193e-154], [0.0], [0.0], [0.0]]), np.array([0, 1, 0, 0])
+    gamma = validation.resolve_gamma("scale", X)
+    assert gamma == SVC().fit(X, y)._gamma and gamma > 1e307
+    tiny = WestonWatkinsSVC(random_state=0).fit(X, y)
+    scaled = WestonWatkinsSVC(gamma=gamma * 1e-300, random_state=0).fit(X * 1e150, y)
+    np.testing.assert_allclose(tiny.objective_, scaled.objective_, rtol=1e-12)
+    np.testing.assert_allclose(tiny.decision_function(X), scaled.decision_function(X * 1e150))
+
+
+@pytest.mark.parametrize("coef0", [5e-324, 1e-310])
+def test_a_subnormal_coef0_on_the_weights_path_is_no_constant(coef0):
+    """MultiPrototypeSVC takes poly of degree 1 on explicit weights with coef0 as the constant
+    and kept 1^T Z as w0 / coef0: a subnormal coef0's reciprocal overflowed and the fit ended
+    in NaN.  Its kernel entries are below the smallest normal float: the fit is coef0 = 0's."""
+    X, y = np.zeros((4, 1)), np.array([0, 1, 0, 0])
+    options = {"kernel": "poly", "degree": 1, "n_prototypes": 1, "random_state": 0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = MultiPrototypeSVC(coef0=coef0, **options).fit(X, y)
+    zero = MultiPrototypeSVC(coef0=0.0, **options).fit(X, y)
+    assert model.objective_ == zero.objective_
+    np.testing.assert_array_equal(model.predict(X), zero.predict(X))
 
 
 # -- 5. parameters and matrices accepted silently -------------------------------------------------
