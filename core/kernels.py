@@ -54,7 +54,8 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
         step = max(1, 2**22 // max(X.shape[0], 1))
         for start in range(0, X.shape[0], step):
             rows = slice(start, start + step)
-            E[rows] *= 2.0 * gamma
+            E[rows] *= gamma  # then 2: the same rounding, and 2 gamma alone can overflow
+            E[rows] *= 2.0
             E[rows] -= sq[rows, None] + sq[None, :]
         return E
     return _dot(*rbf_factors(X, Y, gamma))
@@ -63,7 +64,7 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
 def rbf_factors(X, Y, gamma):
     """(A, B) with A B^T = -gamma ||x - y||^2 (``rbf_exponent``): A = [2 gamma X, -gamma |x|^2, 1],
     B = [Y, 1, -gamma |y|^2]; rows of A give rows of the product."""
-    A = _augmented(2.0 * gamma * X, -gamma * squared_norms(X), np.ones(X.shape[0]))
+    A = _augmented(2.0 * (gamma * X), -gamma * squared_norms(X), np.ones(X.shape[0]))
     B = _augmented(Y, np.ones(Y.shape[0]), -gamma * squared_norms(Y))
     return A, B
 

@@ -197,11 +197,13 @@ def test_products_beyond_the_floating_range_leak_no_numpy_warnings(Estimator, co
     assert np.isfinite(model.objective_)
 
 
-def test_an_rbf_scale_gamma_near_the_largest_float_fits_as_scikit_learn_resolves_it():
-    """X.var() ~ 2e-308 makes gamma="scale" 4.7e307, whose bound 4 gamma max|x|^2 overflowed
-    when 4 gamma was taken first (the property campaign's case): the exponents are ~5, and the
-    fit equals the one on X * 1e150 with gamma / 1e300, the same kernel."""
-    X, y = np.array([[3.37647193e-154], [0.0], [0.0], [0.0]]), np.array([0, 1, 0, 0])
+@pytest.mark.parametrize("x", [3.37647193e-154, 1.886e-154])  # gamma 4.7e307, 1.5e308
+def test_an_rbf_scale_gamma_near_the_largest_float_fits_as_scikit_learn_resolves_it(x):
+    """X.var() ~ 2e-308 makes gamma="scale" 4.7e307 or more, whose bound 4 gamma max|x|^2
+    overflowed when 4 gamma was taken first (the property campaign's case), as did the kernel's
+    2 gamma above 9e307 (the review's): the exponents are ~5, and the fit and its outputs equal
+    those on X * 1e150 with gamma / 1e300, the same kernel."""
+    X, y = np.array([[x], [0.0], [0.0], [0.0]]), np.array([0, 1, 0, 0])
     gamma = validation.resolve_gamma("scale", X)
     assert gamma == SVC().fit(X, y)._gamma and gamma > 1e307
     tiny = WestonWatkinsSVC(random_state=0).fit(X, y)
@@ -213,8 +215,9 @@ def test_an_rbf_scale_gamma_near_the_largest_float_fits_as_scikit_learn_resolves
 @pytest.mark.parametrize("coef0", [5e-324, 1e-310])
 def test_a_subnormal_coef0_on_the_weights_path_is_no_constant(coef0):
     """MultiPrototypeSVC takes poly of degree 1 on explicit weights with coef0 as the constant
-    and kept 1^T Z as w0 / coef0: a subnormal coef0's reciprocal overflowed and the fit ended
-    in NaN.  Its kernel entries are below the smallest normal float: the fit is coef0 = 0's."""
+    and kept 1^T Z as w0 / coef0: a subnormal coef0's reciprocal overflowed and the fit was
+    refused as an overflow.  Its kernel entries are below the smallest normal float: the fit
+    is coef0 = 0's."""
     X, y = np.zeros((4, 1)), np.array([0, 1, 0, 0])
     options = {"kernel": "poly", "degree": 1, "n_prototypes": 1, "random_state": 0}
     with warnings.catch_warnings():
