@@ -54,8 +54,11 @@ def rbf_exponent(X, Y, gamma) -> np.ndarray:
         step = max(1, 2**22 // max(X.shape[0], 1))
         for start in range(0, X.shape[0], step):
             rows = slice(start, start + step)
-            E[rows] *= gamma  # then 2: the same rounding, and 2 gamma alone can overflow
-            E[rows] *= 2.0
+            if np.isfinite(2.0 * gamma):
+                E[rows] *= 2.0 * gamma
+            else:  # gamma above 9e307: gamma, then 2 (the same rounding, one pass more)
+                E[rows] *= gamma
+                E[rows] *= 2.0
             E[rows] -= sq[rows, None] + sq[None, :]
         return E
     return _dot(*rbf_factors(X, Y, gamma))
