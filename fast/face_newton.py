@@ -386,9 +386,10 @@ def class_grams(X, rows, classes, L, offset):
 
 
 def _conjugate_gradients(apply, b):
-    """Approximately solve apply(x) = b (symmetric positive definite), from x = 0.  A product
-    beyond the floating range (features near 1e107: K ~ 1e214, where rounding makes the
-    iterates grow) ends the iterations at the last finite x; the line search judges it."""
+    """Approximately solve apply(x) = b (symmetric positive definite), from x = 0.  Beyond the
+    floating range (features near 1e107: gradients ~1e90 times K ~1e214) a product, the next
+    iterate or its residual overflows: the iterations end at the last finite x, and the line
+    search judges it."""
     x, r = np.zeros_like(b), b.copy()
     p, rr = r.copy(), float(np.vdot(r, r))
     stop = CG_REDUCTION**2 * rr
@@ -398,13 +399,13 @@ def _conjugate_gradients(apply, b):
         with np.errstate(over="ignore", invalid="ignore"):
             Ap = apply(p)
             curvature = float(np.vdot(p, Ap))
-        if not np.isfinite(curvature):
-            break
-        if curvature <= 0.0:  # no damping and a flat face (zero rows): nothing more to find
-            break
-        step = rr / curvature
-        x += step * p
-        r -= step * Ap
-        rr, previous = float(np.vdot(r, r)), rr
+            if not curvature > 0.0:  # overflowed, or no damping and a flat face (zero rows)
+                break
+            step = rr / curvature
+            x_next, r = x + step * p, r - step * Ap
+            rr, previous = float(np.vdot(r, r)), rr
+            if not (np.isfinite(rr) and np.isfinite(x_next).all()):
+                break
+        x = x_next
         p = r + (rr / previous) * p
     return x
