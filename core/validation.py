@@ -184,8 +184,9 @@ def check_fit_scale(kernel_max: float, bounds, n_classes: int) -> None:
     scale = kernel_max * total * max(total, 1.0) * n_classes
     if not scale <= SCALE_LIMIT:
         raise ValueError(
-            f"The fit would overflow float64: its scale, the largest kernel value "
-            f"({kernel_max:.1e}) times the classes times (C times the number of samples) squared, "
+            f"The fit would overflow float64: its scale, the largest kernel value (with "
+            f"fit_intercept plus the bias penalty, at least 1 / (C n_samples)) ({kernel_max:.1e}) "
+            "times the classes times (C times the number of samples) squared, "
             f"is {scale:.1e}; rescale the features, or lower C or gamma."
         )
 
@@ -267,19 +268,24 @@ def indefinite_threshold(s: np.ndarray) -> float:
     return INDEFINITE_RTOL * float(np.abs(s).max(initial=0.0))
 
 
-def check_positive_semidefinite(s: np.ndarray, threshold=None, where: str = "") -> None:
+def check_positive_semidefinite(
+    s: np.ndarray, threshold=None, where: str = "", scale: float = 1.0
+) -> None:
     """Refuse a Gram matrix whose smallest eigenvalue (of ``s``) is significantly negative:
     below -``threshold``, by default ``indefinite_threshold(s)``; ``where`` says of which matrix
-    ``s`` are the eigenvalues when it is not the whole Gram matrix."""
+    ``s`` are the eigenvalues when it is not the whole Gram matrix, ``scale`` by what the matrix
+    was divided (the message gives the eigenvalue and bound in the Gram matrix's own units)."""
     bound = "(1e-05 times the largest eigenvalue)"
     if threshold is None:
         threshold = indefinite_threshold(s)
     else:
         bound = "(1e-05 times a bound on the whole matrix's largest eigenvalue)"
     if s.size and s.min() < -threshold:
+        with np.errstate(over="ignore"):  # (inf in the message for a Gram matrix near 1e308)
+            smallest, threshold = float(s.min()) * scale, threshold * scale
         raise ValueError(
             f"The kernel matrix is not positive semi-definite: {where}its smallest eigenvalue is "
-            f"{float(s.min()):.6g}, below -{threshold:.3g} {bound}.  The formulations are convex "
+            f"{smallest:.6g}, below -{threshold:.3g} {bound}.  The formulations are convex "
             "only for a positive semi-definite kernel, and msvm does not silently solve the "
             "problem of its positive part instead.  Use a positive semi-definite kernel (for a "
             "poly kernel, coef0 >= 0), or project it yourself (clip the negative eigenvalues) if "
@@ -321,10 +327,14 @@ def check_kernel_psd(X, kernel: str, gamma: float, degree: int, coef0: float) ->
         return
     n = X.shape[0]
     rows = np.unique(np.linspace(0, n - 1, min(n, PSD_CHECK_SIZE)).round().astype(np.intp))
-    if kernel == "precomputed":
-        K = X[np.ix_(rows, rows)] if rows.size < n else X
+    scale = 1.0  # the test runs on K / scale, |entries| < 2: no sum overflows
+    if kernel == "precomputed":  # (a power of 2 at most the largest entry: exact)
+        scale = float(np.ldexp(1.0, np.frexp(_largest_entry(X))[1] - 1))
+        K = X[np.ix_(rows, rows)] / scale
         step = max(1, 2**22 // max(n, 1))  # ||X||_inf >= ||X||_2, by row blocks
-        norm = max(float(np.abs(X[i : i + step]).sum(axis=1).max()) for i in range(0, n, step))
+        norm = max(
+            float((np.abs(X[i : i + step]) / scale).sum(axis=1).max()) for i in range(0, n, step)
+        )
     else:
         K = kernel_matrix(X[rows], X[rows], kernel, gamma, degree, coef0)
         if rows.size == n:
@@ -340,10 +350,10 @@ def check_kernel_psd(X, kernel: str, gamma: float, degree: int, coef0: float) ->
         return
     s = gram_eigh(0.5 * (K + K.T))[0]
     if rows.size == n:
-        check_positive_semidefinite(s)
+        check_positive_semidefinite(s, scale=scale)
     else:
         where = f"on the principal submatrix of {rows.size} of its {n} points "
-        check_positive_semidefinite(s, delta, where)
+        check_positive_semidefinite(s, delta, where, scale)
 
 
 def check_sample_weight(sample_weight, n_samples: int, y_index=None, class_weight=None):

@@ -31,7 +31,7 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MaxAbsScaler, StandardScaler
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
@@ -110,7 +110,9 @@ class ProbabilityMixin:
         scores, status = held_out_scores(self, X, y_index, L, self.random_state, weights)
         self.fit_status_ = max(self.fit_status_, status)  # (a fold's ConvergenceWarning too)
         regression = LogisticRegression(C=CALIBRATION_C, max_iter=10_000)
-        calibrator = make_pipeline(StandardScaler(), regression)
+        # each score scaled to largest entry 1 first: the same z, and no overflow in the
+        # deviations of scores above 1e154 (standardising alone ended in NaN there)
+        calibrator = make_pipeline(MaxAbsScaler(), StandardScaler(), regression)
         fit_params = {"logisticregression__sample_weight": weights}
         self._calibrator = calibrator.fit(scores, y_index, **fit_params)
 

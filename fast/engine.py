@@ -1338,13 +1338,14 @@ class DecompositionSolver:
     def weights_dual_value(self, alpha, W, w0) -> float:
         """``dual_value`` from the weights W = X^T [Z, Z 1] and w0 = offset 1^T [Z, Z 1] of the
         linear path, without the outputs X W + w0: <Z M, X X^T Z> = <X^T Z, X^T Z M>, and the
-        offset's part is <w0_Z, w0_B> / offset."""
+        offset's part is <w0_Z / offset, w0_B> (divided first: w0_Z^2 overflows where w0_Z / offset
+        is 1^T Z)."""
         L = alpha.shape[1]
         quadratic = np.sum(W[:, :L] * outputs_of_state(W, self.kind, self.c, L))
         if self.offset > 0.0:
             w0 = w0.reshape(1, -1)
-            quadratic += (
-                np.sum(w0[:, :L] * outputs_of_state(w0, self.kind, self.c, L)) / self.offset
+            quadratic += np.sum(
+                w0[:, :L] / self.offset * outputs_of_state(w0, self.kind, self.c, L)
             )
         return dual_value(self.lin, alpha, quadratic)
 

@@ -72,9 +72,7 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
                 messages,
             )
             return last
-        aligned = previous is not None and float(step @ previous) > ALIGNED * float(
-            np.linalg.norm(step) * np.linalg.norm(previous)
-        )
+        aligned = previous is not None and _cosine(step, previous) > ALIGNED
         streak = streak + 1 if aligned else 0
         factor = 2.0 ** min(max(streak - TRAVEL + 1, 0), MAX_DOUBLINGS)
         b, previous = b + factor * step, step
@@ -84,6 +82,13 @@ def augmented_lagrangian(run, kind, alpha, y_index, c, rho, b, tol, partial=Fals
         messages,
     )
     return last
+
+
+def _cosine(u, v) -> float:
+    """The cosine of the angle between two nonzero vectors, each scaled to largest entry 1 first
+    (their products overflow beyond 1e154)."""
+    u, v = u / np.abs(u).max(), v / np.abs(v).max()
+    return float(u @ v) / float(np.linalg.norm(u) * np.linalg.norm(v))
 
 
 def canonical_bias(kind, b):

@@ -254,6 +254,7 @@ def hessian_product(K, Z, s):
     return K @ (Z - s * Z.sum(axis=1, keepdims=True))
 
 
+@np.errstate(all="ignore")  # (a kernel of huge entries: non-finite iterates end in None)
 def interior_point(K, lin, hi, sigma, s, sum_zero=False, tol=np.inf):
     """Maximise lin . alpha - 1/2 <Z M, K Z>, Z = sigma * alpha, 0 <= alpha <= hi, by Mehrotra's
     predictor-corrector; with ``sum_zero`` (s = 0) also subject to sum_r Z_ir = 0 for every
@@ -526,6 +527,7 @@ class InteriorPointSwitch:
         return np.clip(snap(w, lower, upper, hi, curvature), 0.0, hi)
 
 
+@np.errstate(all="ignore")
 def snapped_optimum(K, held, lin, hi, sigma, s, tol):
     """The optimum of the dual of ``interior_point`` (the patterns outside K held, their outputs
     ``held``), snapped onto the bounds its multipliers show, or None where the method failed."""

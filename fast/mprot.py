@@ -182,10 +182,10 @@ def weights_primal_terms(columns, Wt, w0, constant, sums_scale, bias, target, pr
     for r in range(P):
         for f in range(Wt.shape[1]):
             norm_sq += Wt[r, f] * Wt[r, f]
-    sums_sq = 0.0
+    sums_sq = 0.0  # ||1^T Z||^2, 1^T Z = sums_scale w0 (scaled first: w0^2 may overflow)
     for r in range(P):
-        sums_sq += w0[r] * w0[r]
-    return norm_sq + constant * sums_sq * sums_scale * sums_scale
+        sums_sq += (sums_scale * w0[r]) ** 2
+    return norm_sq + constant * sums_sq
 
 
 @nb.njit(cache=True)

@@ -247,19 +247,37 @@ class SimplexSVC(BaseMulticlassSVC):
         coef, bias = np.zeros((len(Cs),) + Y.shape), np.zeros((len(Cs), Y.shape[1]))
         if hasattr(self, "_weighted_gram"):
             K, w = self._weighted_gram
-            P = np.flatnonzero(w > 0)
             for k, C in enumerate(Cs):
-                factor = scipy.linalg.cho_factor(K[np.ix_(P, P)] + np.diag(1 / (2 * C * w[P])))
+                # a pattern whose 1 / (2 C s_i) overflows has B_i = 0, as d = 0 has below
+                with np.errstate(over="ignore", divide="ignore"):
+                    ridge = 1 / (2 * C * w)
+                P = np.flatnonzero((w > 0) & np.isfinite(ridge))
+                if P.size == 0:  # every ridge infinite: B = 0, the limit's bias
+                    bias[k] = _limit_bias(Y, w, self.fit_intercept)
+                    continue
+                factor = scipy.linalg.cho_factor(K[np.ix_(P, P)] + np.diag(ridge[P]))
                 solve = partial(scipy.linalg.cho_solve, factor)
                 coef[k, P], bias[k] = _bordered(solve, Y[P], self.fit_intercept)
         else:
             s, V = self._eigen
             for k, C in enumerate(Cs):
-                d = 1.0 / (s + 1.0 / (2.0 * C))
+                with np.errstate(over="ignore"):
+                    d = 1.0 / (s + 1.0 / (2.0 * C))
+                if not d.any():  # 1 / (2 C) infinite or d below the smallest float: B = 0
+                    bias[k] = _limit_bias(Y, np.ones(Y.shape[0]), self.fit_intercept)
+                    continue
                 coef[k], bias[k] = _bordered(
                     lambda R, d=d: V @ (d[:, None] * (V.T @ R)), Y, self.fit_intercept
                 )
         return coef, bias
+
+
+def _limit_bias(Y, w, fit_intercept):
+    """The bias as every 1 / (2 C s_i) grows without bound (B -> 0): the minimiser of
+    sum_i s_i ||Y_i - b||^2, the weighted mean of the targets (0 without a bias)."""
+    if not fit_intercept:
+        return np.zeros(Y.shape[1])
+    return w @ Y / w.sum()
 
 
 def _bordered(solve, Y, fit_intercept):

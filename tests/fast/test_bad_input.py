@@ -4,6 +4,7 @@ correct fit.  Each test names the defect it pins; the property-based campaign th
 
 from __future__ import annotations
 
+import re
 import warnings
 from functools import partial
 
@@ -277,6 +278,24 @@ def test_an_indefinite_gram_matrix_is_refused_as_the_reference_layer_refuses_it(
         Problem(indefinite, y, kernel="precomputed")
     Estimator(kernel="precomputed").fit(K, y)  # its own rounding passes, as in the reference
     Problem(K, y, kernel="precomputed")
+
+
+@pytest.mark.parametrize("size", [1e307, 1e-306])
+def test_the_positive_semi_definite_test_is_free_of_the_gram_matrix_scale(size, iris):
+    """The test of a precomputed Gram matrix summed its rows and K + K^T unscaled: entries near
+    1e307 overflowed (numpy's warnings, then scikit-learn's "Input X contains infinity" for a
+    finite matrix).  It now runs on K divided by a power of 2, the same decisions at any
+    scale, and the refusal gives the eigenvalue in the matrix's own units."""
+    X, y = iris
+    K = X @ X.T / np.abs(X @ X.T).max()
+    indefinite = _with_smallest_eigenvalue(K, -0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        validation.check_kernel_psd(K * size, "precomputed", 1.0, 3, 0.0)
+        with pytest.raises(
+            ValueError, match=re.escape(f"smallest eigenvalue is {-0.1 * size:.6g},")
+        ):
+            validation.check_kernel_psd(indefinite * size, "precomputed", 1.0, 3, 0.0)
 
 
 def test_the_indefinite_threshold_is_the_reference_layers_but_for_a_norm_bound(iris):

@@ -238,3 +238,20 @@ def test_calibration_with_classes_of_zero_weight_in_a_fold():
     P = model.predict_proba(X)
     np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-12)
     assert np.all(P.argmax(axis=1) == 0)  # the one class of weight
+
+
+def test_scores_beyond_1e154_calibrate_as_their_scaled_copies(monkeypatch):
+    """Standardising the held-out scores squared them: scores above ~1e154 (a fit on features
+    near float64's range) made the deviations overflow and scikit-learn refuse the NaN ("Input
+    X contains NaN").  The calibration is free of the scores' scale: every score times 1e200
+    gives the same probabilities, without numpy's warnings."""
+    X, y = datasets.load("iris")
+    plain = CrammerSingerSVC(probability=True, random_state=0).fit(X, y).predict_proba(X)
+    scores = CrammerSingerSVC._scores
+    monkeypatch.setattr(CrammerSingerSVC, "_scores", lambda self, X: 1e200 * scores(self, X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        huge = CrammerSingerSVC(probability=True, random_state=0).fit(X, y)
+        probabilities = huge.predict_proba(X)
+    assert np.abs(huge.decision_function(X)).max() > 1e200
+    np.testing.assert_allclose(probabilities, plain, rtol=1e-9, atol=1e-12)

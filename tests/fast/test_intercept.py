@@ -26,7 +26,7 @@ from msvm.fast import (
     WestonWatkinsSVC,
     intercept,
 )
-from msvm.fast.intercept import augmented_lagrangian
+from msvm.fast.intercept import _cosine, augmented_lagrangian
 from msvm.fast.patterns import SIGN, dual_vectors
 from msvm.reference import FORMULATIONS, Problem
 
@@ -219,3 +219,16 @@ def test_rounds_that_run_out_return_the_last_runs_bias_and_one_plain_step():
     np.testing.assert_allclose(b, biases[-1] + rho * B.sum(axis=0))
     steps = np.abs(np.diff(np.array(biases), axis=0)).max(axis=1)
     assert steps.max() <= 2**intercept.MAX_DOUBLINGS * steps.min() * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-200, 1e200])
+def test_the_bias_steps_alignment_is_free_of_their_scale(scale):
+    """The augmented Lagrangian doubles its bias step while the steps keep their direction
+    (cosine > ALIGNED); the cosine multiplied the steps' norms, which overflowed for steps
+    above 1e154 (a fit on features near float64's range), and underflowed below 1e-154."""
+    rng = np.random.default_rng(0)
+    u, v = rng.normal(size=5), rng.normal(size=5)
+    expected = u @ v / (np.linalg.norm(u) * np.linalg.norm(v))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert _cosine(scale * u, scale * v) == pytest.approx(expected, rel=1e-14)

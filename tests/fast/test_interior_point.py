@@ -694,3 +694,21 @@ def test_a_polish_that_does_not_end_on_its_face_leaves_the_snapped_point(Machine
     assert polishes
     np.testing.assert_array_equal(kept.dual_coef_, snapped.dual_coef_)
     assert kept.n_iter_ == snapped.n_iter_
+
+
+@pytest.mark.parametrize("size", [1e300, 1e305, 1e307])
+def test_a_gram_matrix_near_the_floating_range_ends_in_a_point_or_none_quietly(size):
+    """One-vs-all's exact class step (``DecompositionSolver._exact_class``) ran the interior
+    point outside ``errstate``: on a Gram matrix of entries near 1e300 its products overflowed
+    into numpy's warnings.  Now it returns a finite point in the box or None, silently."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2))
+    sign = np.where(np.arange(12) % 2, 1.0, -1.0)[:, None]
+    K = X @ X.T * (size / np.abs(X @ X.T).max())
+    for C in (1e-6, 1.0):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            x = interior_point.snapped_optimum(
+                K, np.zeros((12, 1)), np.ones((12, 1)), np.full((12, 1), C), sign, 0.0, 1e-3
+            )
+        assert x is None or (np.all(np.isfinite(x)) and np.all((0 <= x) & (x <= C)))

@@ -162,11 +162,12 @@ def test_primal_terms_in_one_pass_equal_the_definitions():
 
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("constant, rho", [(0.7, 1.2), (0.0, 0.0), (0.0, 0.4)])
+@pytest.mark.parametrize("constant, rho", [(0.7, 1.2), (0.0, 0.0), (0.0, 0.4), (0.7, 1e160)])
 def test_primal_on_explicit_weights_equals_the_kernel_form(sparse, constant, rho, weighted):
     """The weights path's primal in one numba pass over X's columns (``WeightsState.primal``,
     the engine's W and w0 = (c + rho) 1^T Z as ``reset`` builds them): the slacks at
-    F = (X X^T + c 11^T) Z and 1/2 <Z, (X X^T + c 11^T) Z> + C sum_i s_i xi_i, from Z itself."""
+    F = (X X^T + c 11^T) Z and 1/2 <Z, (X X^T + c 11^T) Z> + C sum_i s_i xi_i, from Z itself.
+    (rho = 1e160: w0^2 overflows, and ||1^T Z||^2 is summed from w0 / (c + rho) instead.)"""
     rng = np.random.default_rng(1)
     N, d, L, q = 50, 6, 3, 2
     X = rng.normal(size=(N, d)) * (rng.random((N, d)) < 0.6)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -37,6 +39,29 @@ def test_squared_loss_path_from_one_eigendecomposition():
     for C, B in zip(Cs, path, strict=True):
         single = SimplexSVC(loss="squared", C=C).fit(X, y)
         np.testing.assert_allclose(B, single.code_coef_, atol=1e-10)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("C", [1e-310, 5e-324])
+def test_squared_loss_where_one_over_2_c_s_overflows_is_its_limit(C, weighted):
+    """G = K + diag(1 / (2 C s_i)): where the ridge overflows, B = 0 and the bias is the
+    limit of the bordered system's, the weighted mean of the targets.  Before, scipy refused
+    the weighted solve with its own message ("array must not contain infs or NaNs") and the
+    unweighted fit with a bias was refused as an overflow (0 / 0).  The limit is continuous:
+    C = 1e-250, solved as every C, gives the same bias to rounding."""
+    X, y = datasets.load("wine")
+    weights = np.linspace(0.5, 2.0, y.size) if weighted else None
+    if weighted:
+        weights[::7] = 0.0  # (patterns of zero weight take no part)
+    options = dict(loss="squared", fit_intercept=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        tiny = SimplexSVC(C=C, **options).fit(X, y, sample_weight=weights)
+    small = SimplexSVC(C=1e-250, **options).fit(X, y, sample_weight=weights)
+    assert not tiny.code_coef_.any()
+    assert 0 < np.abs(small.code_coef_).max() < 1e-240
+    np.testing.assert_allclose(tiny.intercept_, small.intercept_, rtol=1e-12, atol=1e-15)
+    assert np.abs(tiny.intercept_).max() > 0.01  # (wine's classes are not balanced)
 
 
 @parametrize_with_checks(

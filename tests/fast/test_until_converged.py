@@ -343,12 +343,14 @@ def test_dual_value_is_the_fit_dual_objective(wide_kernel_iris, Estimator, key, 
     if kernel == "linear":  # from the weights alone, with and without an offset
         W = engine.weights_of_state(X, S)
         assert solver.weights_dual_value(alpha, W, 0.0 * S.sum(axis=0)) == pytest.approx(value)
-        solver.offset = 2.5
-        with_offset = solver.dual_value(alpha, outputs + 2.5 * S.sum(axis=0))
-        assert solver.weights_dual_value(alpha, W, 2.5 * S.sum(axis=0)) == pytest.approx(
-            with_offset,
-            rel=1e-10,  # (two summation orders of terms up to ~1e3)
-        )
+        # (an offset of 1e160 makes w0^2 overflow; w0 / offset times w0 does not)
+        for offset in (2.5, 1e160):
+            solver.offset = offset
+            with_offset = solver.dual_value(alpha, outputs + offset * S.sum(axis=0))
+            assert solver.weights_dual_value(alpha, W, offset * S.sum(axis=0)) == pytest.approx(
+                with_offset,
+                rel=1e-10,  # (two summation orders of terms up to ~1e3)
+            )
     problem = Problem(X, y, C=10.0, kernel=kernel, gamma=gamma)
     assert value == pytest.approx(FORMULATIONS[key].dual(problem).objective, rel=1e-5)
 
