@@ -5,7 +5,8 @@ cross-validation: the training set is split into 5 stratified folds (shuffled wi
 from ``random_state``), a copy of the machine with the same parameters is fitted on four folds
 and its L class scores f_1(x)..f_L(x) are computed on the fifth, and a multinomial logistic
 regression on those held-out scores of all five folds, each score standardised (z_j = (f_j -
-m_j) / s_j with the held-out mean and deviation),
+m_j) / s_j with the held-out mean and deviation; computed on f_j / max|f_j|, the same z, so
+that scores above 1e154 do not overflow the deviation),
 
     P(y = j | x) = exp(a_j^T z(x) + b_j) / sum_k exp(a_k^T z(x) + b_k),
 
@@ -110,8 +111,6 @@ class ProbabilityMixin:
         scores, status = held_out_scores(self, X, y_index, L, self.random_state, weights)
         self.fit_status_ = max(self.fit_status_, status)  # (a fold's ConvergenceWarning too)
         regression = LogisticRegression(C=CALIBRATION_C, max_iter=10_000)
-        # each score scaled to largest entry 1 first: the same z, and no overflow in the
-        # deviations of scores above 1e154 (standardising alone ended in NaN there)
         calibrator = make_pipeline(MaxAbsScaler(), StandardScaler(), regression)
         fit_params = {"logisticregression__sample_weight": weights}
         self._calibrator = calibrator.fit(scores, y_index, **fit_params)

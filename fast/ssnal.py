@@ -162,7 +162,8 @@ def pattern_gradients(kind, F, i, lin, y, g):
 @nb.njit(cache=True)
 def project_budget(v, hi, a):
     """a = the projection of v onto {0 <= a <= hi, sum a <= max hi} where every hi is 0 or that
-    maximum B; returns tau (0 when the budget is slack): a = max(v - tau, 0) where hi > 0.
+    maximum B; returns tau (0 when the budget is slack): a = max(v - tau, 0) where hi > 0,
+    scaled back onto the budget where rounding took its sum above B.
 
     Slack budget: a = max(v, 0) (each entry at most the sum, so at most B).  Binding: tau solves
     sum max(v - tau, 0) = B, found on the entries sorted in decreasing order (Held, Wolfe and
@@ -189,11 +190,19 @@ def project_budget(v, hi, a):
         cum = 0.0
         for q in range(m):
             cum += a[q]
-            t = (cum - B) / (q + 1)
-            if a[q] > t:
-                tau = t
+            # a[q] > (cum - B) / (q + 1), tested as B > cum - (q + 1) a[q] (>= 0): a budget B
+            # below a[0]'s rounding (C ~ 5e-324) failed the first test and left a = v
+            if B > cum - (q + 1) * a[q]:
+                tau = (cum - B) / (q + 1)
     for j in range(n):
         a[j] = max(v[j] - tau, 0.0) if hi[j] > 0.0 else 0.0
+    if total > B:  # binding: sum a = B, which v - tau's rounding can exceed (B ~ 5e-324 by 1e10)
+        spent = 0.0
+        for j in range(n):
+            spent += a[j]
+        if spent > B:
+            for j in range(n):
+                a[j] *= B / spent
     return tau
 
 

@@ -14,6 +14,7 @@ from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
     LeeLinWahbaSVC,
+    MultiPrototypeSVC,
     OneVsAllSVC,
     WestonWatkinsSVC,
     engine,
@@ -157,6 +158,37 @@ def test_budget_projection_against_sorting_free_bisection():
             np.testing.assert_allclose(a[hi > 0], np.maximum(v[hi > 0] - lo, 0), atol=1e-9)
         else:
             np.testing.assert_allclose(a, np.maximum(v, 0) * (hi > 0), atol=0)
+
+
+@pytest.mark.parametrize("B", [5e-324, 1e-315, 1e-200])
+def test_a_budget_below_the_entries_rounding_stays_a_budget(B):
+    """With B below v's rounding (MProt at C = 5e-324), the first sorted entry's test a_0 >
+    a_0 - B failed (a_0 - B rounds to a_0) and the projection returned v itself (50.8 for
+    5e-324); with several near-equal entries, v - tau kept their rounding (~1e-14).  Now the
+    result is in the box and within the budget (the exact projection, B on a_0, to v's
+    rounding), and the entries below the top ones are 0."""
+    v = np.array([50.78, 50.78 - 1e-14, 3.0, -1.0, 50.78 - 2e-14, 7.0])
+    hi = np.where(np.arange(6) == 2, 0.0, B)
+    a = np.empty(6)
+    project_budget(v, hi, a)
+    assert np.all((0 <= a) & (a <= hi)) and a.sum() <= B
+    assert not a[[2, 3, 5]].any()
+
+
+@pytest.mark.parametrize("q", [1, 3])
+@pytest.mark.parametrize("C", [5e-324, 1e-315])
+def test_multi_prototype_dual_within_a_subnormal_c(C, q):
+    """The review's case: MultiPrototypeSVC at a subnormal C returned dual variables of 50.8
+    (q = 1) and 5.7e-14 (q = 3), its proximal start's budget projection broken as above."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(6, 2)), np.array([0, 1, 2, 0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MultiPrototypeSVC(C=C, kernel="poly", n_prototypes=q, random_state=0).fit(X, y)
+    assert np.all((0 <= clf.dual_coef_) & (clf.dual_coef_ <= C))
+    # (each variable is a subnormal multiple of 4.9e-324: the sum to that spacing per term)
+    spacing = np.finfo(float).smallest_subnormal * clf.dual_coef_.shape[1]
+    assert np.all(clf.dual_coef_.sum(axis=1) <= C + spacing)
 
 
 @pytest.mark.parametrize("Machine", MACHINES)
