@@ -255,9 +255,11 @@ class SimplexSVC(BaseMulticlassSVC):
                 if P.size == 0:  # every ridge infinite: B = 0, the limit's bias
                     bias[k] = _limit_bias(Y, w, self.fit_intercept)
                     continue
+                D = np.flatnonzero((w > 0) & ~np.isfinite(ridge))
                 factor = scipy.linalg.cho_factor(K[np.ix_(P, P)] + np.diag(ridge[P]))
                 solve = partial(scipy.linalg.cho_solve, factor)
-                coef[k, P], bias[k] = _bordered(solve, Y[P], self.fit_intercept)
+                held = (2 * C * w[D], Y[D])  # the dropped rows of G^-1 1: 2 C s_i (to rounding)
+                coef[k, P], bias[k] = _bordered(solve, Y[P], self.fit_intercept, held)
         else:
             s, V = self._eigen
             for k, C in enumerate(Cs):
@@ -280,11 +282,14 @@ def _limit_bias(Y, w, fit_intercept):
     return w @ Y / w.sum()
 
 
-def _bordered(solve, Y, fit_intercept):
+def _bordered(solve, Y, fit_intercept, held=None):
     """B = G^-1 (Y - 1 b^T), b^T = 1^T G^-1 Y / 1^T G^-1 1 (b = 0 without a bias), ``solve``
-    applying G^-1 to a matrix."""
+    applying G^-1 to a matrix; ``held`` = (g, Y_held) for patterns left out of the solve, whose
+    ridge 1 / (2 C s_i) overflowed (B_i = 0, their rows of G^-1 1 are g_i = 2 C s_i): they still
+    weigh in b, as much as the others where those ridges are near 1e308 too."""
     if not fit_intercept:
         return solve(Y), np.zeros(Y.shape[1])
     g = solve(np.ones((Y.shape[0], 1)))[:, 0]
-    b = g @ Y / g.sum()
+    g_held, Y_held = held if held is not None else (np.zeros(0), np.zeros((0, Y.shape[1])))
+    b = (g @ Y + g_held @ Y_held) / (g.sum() + g_held.sum())
     return solve(Y - b), b

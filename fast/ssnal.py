@@ -162,48 +162,48 @@ def pattern_gradients(kind, F, i, lin, y, g):
 @nb.njit(cache=True)
 def project_budget(v, hi, a):
     """a = the projection of v onto {0 <= a <= hi, sum a <= max hi} where every hi is 0 or that
-    maximum B; returns tau (0 when the budget is slack): a = max(v - tau, 0) where hi > 0,
-    scaled back onto the budget where rounding took its sum above B.
+    maximum B; returns tau (0 when the budget is slack): a = max(v - tau, 0) where hi > 0.
 
     Slack budget: a = max(v, 0) (each entry at most the sum, so at most B).  Binding: tau solves
     sum max(v - tau, 0) = B, found on the entries sorted in decreasing order (Held, Wolfe and
-    Crowder 1974; the simplex projection of Duchi et al., ICML 2008)."""
+    Crowder 1974; the simplex projection of Duchi et al., ICML 2008), computed relative to the
+    top entry a_0: delta = a_0 - tau = (B + sum_{k<=q} (a_0 - a_k)) / (q + 1) for the last q with
+    a_0 - a_q < delta, and a_j = max(delta - (a_0 - v_j), 0), each at most the budget left by
+    the entries before it (a no-op but for rounding).  So a carries B to its rounding
+    (v - tau had v's rounding: all of a budget below it, MultiPrototypeSVC at C = 5e-324, was lost
+    or, by the first test failing, left a = v)."""
     n = v.size
     B, total = 0.0, 0.0
     for j in range(n):
         B = max(B, hi[j])
         if hi[j] > 0.0 and v[j] > 0.0:
             total += v[j]
-    tau = 0.0
-    if total > B:
-        # the positive entries in decreasing order (insertion sort: n is the number of classes)
-        m = 0
+    if not total > B:
         for j in range(n):
-            if hi[j] > 0.0 and v[j] > 0.0:
-                x = v[j]
-                q = m
-                while q > 0 and a[q - 1] < x:
-                    a[q] = a[q - 1]
-                    q -= 1
-                a[q] = x
-                m += 1
-        cum = 0.0
-        for q in range(m):
-            cum += a[q]
-            # a[q] > (cum - B) / (q + 1), tested as B > cum - (q + 1) a[q] (>= 0): a budget B
-            # below a[0]'s rounding (C ~ 5e-324) failed the first test and left a = v
-            if B > cum - (q + 1) * a[q]:
-                tau = (cum - B) / (q + 1)
+            a[j] = max(v[j], 0.0) if hi[j] > 0.0 else 0.0
+        return 0.0
+    # the positive entries in decreasing order (insertion sort: n is the number of classes)
+    m = 0
     for j in range(n):
-        a[j] = max(v[j] - tau, 0.0) if hi[j] > 0.0 else 0.0
-    if total > B:  # binding: sum a = B, which v - tau's rounding can exceed (B ~ 5e-324 by 1e10)
-        spent = 0.0
-        for j in range(n):
-            spent += a[j]
-        if spent > B:
-            for j in range(n):
-                a[j] *= B / spent
-    return tau
+        if hi[j] > 0.0 and v[j] > 0.0:
+            x = v[j]
+            q = m
+            while q > 0 and a[q - 1] < x:
+                a[q] = a[q - 1]
+                q -= 1
+            a[q] = x
+            m += 1
+    top, gaps, delta = a[0], 0.0, B
+    for q in range(m):
+        gaps += top - a[q]
+        d = (B + gaps) / (q + 1)
+        if top - a[q] < d:
+            delta = d
+    spent = 0.0  # each entry at most the budget left: ties below B's resolution (B / m rounds
+    for j in range(n):  # to 0 where B is subnormal) would each take delta = B
+        a[j] = max(min(delta - (top - v[j]), B - spent), 0.0) if hi[j] > 0.0 else 0.0
+        spent += a[j]
+    return top - delta
 
 
 @nb.njit(cache=True)

@@ -7,7 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
 
 from msvm.core import datasets
 from msvm.fast import (
@@ -161,18 +163,36 @@ def test_budget_projection_against_sorting_free_bisection():
 
 
 @pytest.mark.parametrize("B", [5e-324, 1e-315, 1e-200])
-def test_a_budget_below_the_entries_rounding_stays_a_budget(B):
-    """With B below v's rounding (MProt at C = 5e-324), the first sorted entry's test a_0 >
-    a_0 - B failed (a_0 - B rounds to a_0) and the projection returned v itself (50.8 for
-    5e-324); with several near-equal entries, v - tau kept their rounding (~1e-14).  Now the
-    result is in the box and within the budget (the exact projection, B on a_0, to v's
-    rounding), and the entries below the top ones are 0."""
+def test_a_budget_below_the_entries_rounding_goes_to_the_top_entry(B):
+    """With B below v's rounding (MultiPrototypeSVC at C = 5e-324), the first sorted entry's
+    test a_0 > a_0 - B failed (a_0 - B rounds to a_0) and the projection returned v itself (50.8
+    for 5e-324); tested as a true inequality, v - tau still lost B in v's rounding (all zeros,
+    the review's case).  The exact projection puts B on the top entry (a_0 - a_1 = 1e-14 >> B);
+    computed relative to a_0 it does."""
     v = np.array([50.78, 50.78 - 1e-14, 3.0, -1.0, 50.78 - 2e-14, 7.0])
     hi = np.where(np.arange(6) == 2, 0.0, B)
     a = np.empty(6)
     project_budget(v, hi, a)
-    assert np.all((0 <= a) & (a <= hi)) and a.sum() <= B
-    assert not a[[2, 3, 5]].any()
+    np.testing.assert_array_equal(a, [B, 0, 0, 0, 0, 0])
+    # four equal entries: B / 4 each, not representable below 2e-323; the budget goes to the
+    # first rather than delta = B to each (four times the budget)
+    project_budget(np.full(4, 3.0), np.full(4, B), a[:4])
+    slack = 4 * np.finfo(float).smallest_subnormal + 1e-15 * B  # (the subnormals' spacing)
+    assert B - slack <= a[:4].sum() <= B + 1e-15 * B
+
+
+def test_crammer_singer_at_the_smallest_c_reaches_its_optimum():
+    """Linear Crammer-Singer on 6 000 rows starts from the proximal method: at C = 5e-324 every
+    pattern's budget is full at the optimum (the review's case), which the v - tau projection
+    lost (dual variables 0, a ConvergenceWarning with KKT 1.0)."""
+    X, y = make_classification(6000, 20, n_informative=10, n_classes=5, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    C = 5e-324
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = CrammerSingerSVC(kernel="linear", C=C, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.dual_coef_.sum(axis=1), C)
+    assert clf.fit_status_ == 0
 
 
 @pytest.mark.parametrize("q", [1, 3])
