@@ -603,8 +603,10 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         at any C (with the mean kernel diagonal alone it moved 1e-3 per round at C = 1e-4), and
         the stop |rho sum_i B_i| <= tol asks |dP/db| <= tol C N, a share of the patterns.
         """
-        if self.kernel == "precomputed":
-            diag = float(np.mean(np.diag(X)))
+        if self.kernel == "precomputed":  # (the mean of K_ii / max|K_ii|: no overflow at 1e307)
+            d = np.diag(X)
+            top = float(np.abs(d).max(initial=0.0))
+            diag = float(np.mean(d / top)) * top if top > 0.0 else 0.0
         elif linear or self.kernel == "linear":
             sq = X.multiply(X).sum(axis=1) if sp.issparse(X) else np.einsum("ij,ij->i", X, X)
             diag = float(np.mean(sq))

@@ -217,7 +217,12 @@ def newton_factors(K, D, s, sum_zero=False):
     if not sum_zero:
         G *= s
         G.flat[:: N + 1] += 1.0 - s * L
-    return inverses, sl.lu_factor(G.T, overwrite_a=True, check_finite=False)
+    # (LAPACK's getrf itself: scipy's lu_factor warns of an exactly singular G, which errstate
+    # does not silence; such a system fails the method, as a failed Cholesky does)
+    lu, pivots, info = lapack.dgetrf(G.T, overwrite_a=True)
+    if info != 0:
+        return None
+    return inverses, (lu, pivots)
 
 
 def _mirror_upper(A, tile=256):

@@ -186,8 +186,9 @@ def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford, enough=0.0, solv
         if solve == solves or not afford(rows.size + bound.size):
             break
         E = pattern_apply(kind, np.eye(L)[cols], y[rows])  # row v: e_v = S_i e_r, v = (i, r)
-        Q = K_PP[np.ix_(rows, rows)] * (E @ (E - s * E.sum(axis=1, keepdims=True)).T)
-        curvature = np.trace(Q) / rows.size
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (K ~ 1e307)
+            Q = K_PP[np.ix_(rows, rows)] * (E @ (E - s * E.sum(axis=1, keepdims=True)).T)
+            curvature = np.trace(Q) / rows.size
         if not curvature > FLAT:  # a flat face: the box decides, the epochs' steps take it
             break
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):

@@ -192,12 +192,14 @@ class SimplexSVC(BaseMulticlassSVC):
         K = np.asarray(K)
         check_finite("The Gram matrix", K)
         self._targets = simplex_code(T)[self._y_index]
+        symmetric = 0.5 * K  # (halved first: K + K^T overflows near 1.8e308; exact otherwise)
+        symmetric += symmetric.T
         if weights is None:
-            s, V = gram_eigh(0.5 * (K + K.T))
+            s, V = gram_eigh(symmetric)
             self._eigen = (np.maximum(s, 0.0), V)
             self.__dict__.pop("_weighted_gram", None)
         else:
-            self._weighted_gram = (0.5 * (K + K.T), weights)
+            self._weighted_gram = (symmetric, weights)
             self.__dict__.pop("_eigen", None)
         B, b = (path[0] for path in self._squared_path([self.C]))
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so

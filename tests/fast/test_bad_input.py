@@ -298,6 +298,31 @@ def test_the_positive_semi_definite_test_is_free_of_the_gram_matrix_scale(size, 
             validation.check_kernel_psd(indefinite * size, "precomputed", 1.0, 3, 0.0)
 
 
+@pytest.mark.parametrize(
+    "Estimator, size, params",
+    [
+        (CrammerSingerSVC, 1e305, {"C": 1e-300}),  # an exactly singular Newton system (LU)
+        (OneVsAllSVC, 1e307, {"fit_intercept": True}),  # the bias penalty's mean diagonal
+        (CrammerSingerSVC, 1e307, {"C": 1e-300}),  # the face step's curvature
+        (SimplexSVC, 1.7e308, {"loss": "squared"}),  # K + K^T
+    ],
+)
+def test_gram_matrices_near_the_largest_float_warn_only_by_convergence(Estimator, size, params):
+    """The review's sweep of precomputed Gram matrices near 1e305-1.7e308: each of these fits
+    let a numpy overflow warning or scipy's LinAlgWarning (a singular LU, which errstate does
+    not cover) out before its fit or its named refusal; now they fit (these fits are garbage,
+    and their ConvergenceWarning says so) or raise the overflow ValueError, and nothing else."""
+    X, y = datasets.load("iris", n_samples=60)
+    K = X @ X.T / np.abs(X @ X.T).max() * size
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("error", RuntimeWarning)  # (LinAlgWarning is one)
+        try:
+            Estimator(kernel="precomputed", max_iter=2000, random_state=0, **params).fit(K, y)
+        except ValueError as error:
+            assert "overflow" in str(error)
+
+
 def test_the_indefinite_threshold_is_the_reference_layers_but_for_a_norm_bound(iris):
     """The fast layer's Cholesky test shifts by 1e-5 ||K||_inf where the reference layer's
     threshold is 1e-5 ||K||_2: below the threshold both accept, beyond ||K||_inf / ||K||_2 times
