@@ -189,9 +189,8 @@ def face_steps(kind, s, a, free, hi, K_PP, U_P, lin, y, afford, enough=0.0, solv
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (K ~ 1e307)
             Q = K_PP[np.ix_(rows, rows)] * (E @ (E - s * E.sum(axis=1, keepdims=True)).T)
             curvature = np.trace(Q) / rows.size
-        if not curvature > FLAT:  # a flat face: the box decides, the epochs' steps take it
-            break
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if not curvature > FLAT:  # a flat face: the box decides, the epochs' steps take it
+                break
             d = _face_direction(Q, g, RIDGE * curvature, rows, bound)
         if not np.isfinite(d).all():  # (a face nearly flat: curvature ~1e-300)
             break
