@@ -216,8 +216,10 @@ def expected_failed_checks(estimator) -> dict:
 
 def relative_gap(primal: float, dual: float) -> float:
     """(primal - dual) / |primal|; 0 when both are 0 (a bias that meets every margin of a
-    problem left with one class: sample weights zero on the others)."""
-    return (primal - dual) / max(abs(primal), np.finfo(float).tiny)
+    problem left with one class: sample weights zero on the others).  The floor is the smallest
+    subnormal, not the smallest normal float: at C = 5e-324 a primal of 3e-320 over a dual of 0
+    is a gap of 1, not of 1e-12."""
+    return (primal - dual) / max(abs(primal), np.finfo(float).smallest_subnormal)
 
 
 def support_by_class(mask, y_index):

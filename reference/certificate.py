@@ -62,7 +62,7 @@ class Certificate:
 
     @property
     def scale(self) -> float:
-        return max(abs(self.upper), abs(self.lower), np.finfo(float).tiny)
+        return max(abs(self.upper), abs(self.lower), np.finfo(float).smallest_subnormal)
 
     @property
     def relative_gap(self) -> float:

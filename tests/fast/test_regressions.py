@@ -192,3 +192,16 @@ def test_linear_weights_are_those_of_the_dual_variables(Machine):
         at_zero, at_hi = (alpha <= 0.0) & free, (alpha >= 1.0) & free
         violation = np.where(at_zero, gradient, np.where(at_hi, -gradient, np.abs(gradient)))
         assert violation[free].max() <= clf.tol
+
+
+def test_relative_gaps_at_subnormal_objectives():
+    """At C = 5e-324 the objectives are subnormal: a primal of 3e-320 over a dual of 0 is a gap
+    of 1 (the estimators' ``relative_gap_`` and the reference layer's certificate), not the
+    1.3e-12 that a floor at the smallest normal float made of it."""
+    from msvm.fast.base import relative_gap
+    from msvm.reference.certificate import Certificate
+
+    assert relative_gap(2.964e-320, 0.0) == 1.0
+    assert relative_gap(2.964e-320, 2.964e-320) == 0.0
+    assert relative_gap(0.0, 0.0) == 0.0
+    assert Certificate(lower=0.0, upper=2.964e-320, rtol=1e-6, time=0.0).relative_gap == 1.0
