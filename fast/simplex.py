@@ -22,7 +22,8 @@ G = K + I / (2C) (``msvm.reference.simplex_square``).
 Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i is kappa C s_i.
 Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
 B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
-weight (one Cholesky solve per C).  The closed form holds the whole Gram matrix (and a
+weight (one Cholesky solve per C, of T^1/2 K_PP T^1/2 + c I with t = s_P / max s and
+c = 1 / (2 C max s), so that no ridge overflows).  The closed form holds the whole Gram matrix (and a
 symmetrised copy and its eigenvectors, a precomputed kernel's too) and costs O(N^3): a fit whose
 Gram matrix exceeds ``cache_size`` is refused with the size it needs (60 000 points: 27 GB for
 it), so that it is asked for, not met as a MemoryError or hours of swapping.
@@ -30,6 +31,7 @@ it), so that it is asked for, not met as a MemoryError or hours of swapping.
 
 from __future__ import annotations
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -248,20 +250,27 @@ class SimplexSVC(BaseMulticlassSVC):
         Y = self._targets
         coef, bias = np.zeros((len(Cs),) + Y.shape), np.zeros((len(Cs), Y.shape[1]))
         if hasattr(self, "_weighted_gram"):
+            # G = T^-1/2 (H + c I) T^-1/2 with t = s / max s, H = T^1/2 K T^1/2 and
+            # c = 1 / (2 C max s): no ridge overflows, however small C s_i
             K, w = self._weighted_gram
+            P = np.flatnonzero(w > 0)
+            top = w[P].max()
+            r = np.sqrt(w[P] / top)
+            H = r[:, None] * K[np.ix_(P, P)] * r[None, :]
+            h = max(float(np.diag(H).max()), 0.0)
             for k, C in enumerate(Cs):
-                # a pattern whose 1 / (2 C s_i) overflows has B_i = 0, as d = 0 has below
-                with np.errstate(over="ignore", divide="ignore"):
-                    ridge = 1 / (2 * C * w)
-                P = np.flatnonzero((w > 0) & np.isfinite(ridge))
-                if P.size == 0:  # every ridge infinite: B = 0, the limit's bias
+                c = _reciprocal_of_twice(C, top)
+                if c == np.inf:  # every ridge infinite: B = 0, the limit's bias
                     bias[k] = _limit_bias(Y, w, self.fit_intercept)
                     continue
-                D = np.flatnonzero((w > 0) & ~np.isfinite(ridge))
-                factor = scipy.linalg.cho_factor(K[np.ix_(P, P)] + np.diag(ridge[P]))
-                solve = partial(scipy.linalg.cho_solve, factor)
-                held = (2 * C * w[D], Y[D])  # the dropped rows of G^-1 1: 2 C s_i (to rounding)
-                coef[k, P], bias[k] = _bordered(solve, Y[P], self.fit_intercept, held)
+                eta = max(c, h)  # G^-1 = T^1/2 (H / eta + (c / eta) I)^-1 T^1/2 / eta
+                inverse = _shifted_inverse(H / eta, c / eta)
+                B, bias[k] = _bordered(
+                    lambda R, inverse=inverse: r[:, None] * inverse(r[:, None] * R),
+                    Y[P],
+                    self.fit_intercept,
+                )
+                coef[k, P] = B / eta
         else:
             s, V = self._eigen
             for k, C in enumerate(Cs):
@@ -284,14 +293,44 @@ def _limit_bias(Y, w, fit_intercept):
     return w @ Y / w.sum()
 
 
-def _bordered(solve, Y, fit_intercept, held=None):
+def _reciprocal_of_twice(C, s):
+    """1 / (2 C s) from the factors' exponents: no intermediate overflow or underflow (C s can
+    leave the floating range where the result does not); inf beyond the largest float."""
+    (mc, ec), (ms, es) = np.frexp(C), np.frexp(s)
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(0.5 / (mc * ms), -(ec + es)))
+
+
+def _shifted_inverse(H, c):
+    """R -> (H + c I)^-1 R by a Cholesky factor, for a positive semi-definite H; a ValueError
+    where rounding makes H + c I indefinite (sample weights spanning too many decades for the
+    squared loss's closed form), a ``LinAlgWarning`` where its condition number passes 1 / eps,
+    as ``scipy.linalg.solve`` has it."""
+    A = H + c * np.eye(H.shape[0])
+    factor, info = scipy.linalg.lapack.dpotrf(A)
+    if info != 0:
+        raise ValueError(
+            "SimplexSVC(loss='squared'): the linear system K + diag(1 / (2 C s_i)) is singular "
+            "to rounding (sample weights s_i spanning too many decades against the kernel's "
+            "rank); rescale or clip the sample weights, or use loss='hinge'."
+        )
+    rcond, _ = scipy.linalg.lapack.dpocon(factor, np.abs(A).sum(axis=0).max())
+    if rcond < np.finfo(float).eps:
+        warnings.warn(
+            f"SimplexSVC(loss='squared'): ill-conditioned linear system (rcond={rcond:.3g}): "
+            "the coefficients may not be accurate; rescale or clip the sample weights.",
+            scipy.linalg.LinAlgWarning,
+            stacklevel=4,
+        )
+    return partial(scipy.linalg.cho_solve, (factor, False))
+
+
+def _bordered(solve, Y, fit_intercept):
     """B = G^-1 (Y - 1 b^T), b^T = 1^T G^-1 Y / 1^T G^-1 1 (b = 0 without a bias), ``solve``
-    applying G^-1 to a matrix; ``held`` = (g, Y_held) for patterns left out of the solve, whose
-    ridge 1 / (2 C s_i) overflowed (B_i = 0, their rows of G^-1 1 are g_i = 2 C s_i): they still
-    weigh in b, as much as the others where those ridges are near 1e308 too."""
+    applying G^-1, or any positive multiple of it (b is the same; B is then as many times
+    G^-1's), to a matrix."""
     if not fit_intercept:
         return solve(Y), np.zeros(Y.shape[1])
     g = solve(np.ones((Y.shape[0], 1)))[:, 0]
-    g_held, Y_held = held if held is not None else (np.zeros(0), np.zeros((0, Y.shape[1])))
-    b = (g @ Y + g_held @ Y_held) / (g.sum() + g_held.sum())
+    b = g @ Y / g.sum()
     return solve(Y - b), b

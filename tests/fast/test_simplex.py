@@ -44,8 +44,8 @@ def test_squared_loss_path_from_one_eigendecomposition():
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("C", [2e-309, 1e-310, 5e-324])
 def test_squared_loss_where_one_over_2_c_s_overflows_is_its_limit(C, weighted):
-    """G = K + diag(1 / (2 C s_i)): where the ridge overflows, B_i = 0 and the pattern leaves
-    the solve but not the bias (its row of G^-1 1 is 2 C s_i); where every ridge does, the bias
+    """G = K + diag(1 / (2 C s_i)), solved as T^-1/2 (T^1/2 K T^1/2 + c I) T^-1/2 with
+    t = s / max s and c = 1 / (2 C max s): no ridge overflows; where c does, B = 0 and the bias
     is the limit of the bordered system's, the weighted mean of the targets.  Before, scipy
     refused the weighted solve with its own message ("array must not contain infs or NaNs") and
     the unweighted fit with a bias was refused as an overflow (0 / 0); with only the solve's
@@ -65,6 +65,68 @@ def test_squared_loss_where_one_over_2_c_s_overflows_is_its_limit(C, weighted):
     assert 0 < np.abs(small.code_coef_).max() < 1e-240
     np.testing.assert_allclose(tiny.intercept_, small.intercept_, rtol=1e-12, atol=1e-15)
     assert np.abs(tiny.intercept_).max() > 0.01  # (wine's classes are not balanced)
+
+
+def _exact_bordered(K, Y, C, w):
+    """B and b of the bordered system [[K + diag(1 / (2 C w)), 1], [1^T, 0]] [B; b^T] = [Y; 0]
+    in exact rational arithmetic (Gauss-Jordan on Fractions of the floats), as floats."""
+    from fractions import Fraction
+
+    n, m = Y.shape
+    rows = []
+    for i in range(n):
+        row = [Fraction(float(K[i, j])) for j in range(n)] + [Fraction(1)]
+        row[i] += 1 / (2 * Fraction(C) * Fraction(float(w[i])))
+        rows.append(row + [Fraction(float(v)) for v in Y[i]])
+    rows.append([Fraction(1)] * n + [Fraction(0)] * (1 + m))
+    for col in range(n + 1):
+        pivot = next(r for r in range(col, n + 1) if rows[r][col] != 0)
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        rows[col] = [v / rows[col][col] for v in rows[col]]
+        for r in range(n + 1):
+            if r != col and rows[r][col] != 0:
+                f = rows[r][col]
+                rows[r] = [a - f * b for a, b in zip(rows[r], rows[col], strict=True)]
+    solution = np.array([[float(v) for v in row[n + 1 :]] for row in rows])
+    return solution[:n], solution[n]
+
+
+@pytest.mark.parametrize("decades, rtol", [(0, 1e-11), (4, 1e-8), (8, 1e-5)])
+def test_weighted_squared_loss_is_the_exact_bordered_solution(decades, rtol):
+    """Sample weights spanning 2 x ``decades`` decades (iris, 24 points, linear kernel, C = 1):
+    B and b as the bordered system's exact rational solution, to the accuracy its condition
+    (up to 1e10 for the scaled system) allows."""
+    from msvm.core.coding import simplex_code
+
+    X, y = datasets.load("iris", n_samples=24)
+    w = np.random.default_rng(decades).permutation(np.logspace(-decades, decades, y.size))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = SimplexSVC(C=1.0, kernel="linear", loss="squared", fit_intercept=True)
+        clf.fit(X, y, sample_weight=w)
+    B, b = _exact_bordered(X @ X.T, simplex_code(3)[y], 1.0, w)
+    np.testing.assert_allclose(clf.dual_coef_, B, rtol=0, atol=rtol * np.abs(B).max())
+    np.testing.assert_allclose(clf.intercept_, b @ simplex_code(3).T, rtol=0, atol=rtol)
+
+
+def test_weighted_squared_loss_beyond_its_rounding_warns_or_refuses():
+    """Weights spanning 32 decades leave the scaled system's condition near 1e18: a
+    LinAlgWarning, as ``scipy.linalg.solve`` gives (B is then 2e-4 off the exact solution);
+    spanning 40 decades on 60 points, the system is indefinite to rounding: a ValueError that
+    names the weights, where scipy's Cholesky raised its LinAlgError ("leading minor not
+    positive definite"), and where a fallback on the clipped eigenvalues returned coefficients
+    1e4 off, silently."""
+    import scipy.linalg
+
+    X, y = datasets.load("iris", n_samples=24)
+    w = np.random.default_rng(16).permutation(np.logspace(-16, 16, y.size))
+    clf = SimplexSVC(C=1.0, kernel="linear", loss="squared", fit_intercept=True)
+    with pytest.warns(scipy.linalg.LinAlgWarning, match="ill-conditioned"):
+        clf.fit(X, y, sample_weight=w)
+    X, y = datasets.load("iris", n_samples=60)
+    w = np.random.default_rng(0).permutation(np.logspace(-20, 20, y.size))
+    with pytest.raises(ValueError, match="sample weights"):
+        clf.fit(X, y, sample_weight=w)
 
 
 @parametrize_with_checks(
