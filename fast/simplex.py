@@ -23,10 +23,10 @@ Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i i
 Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
 B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
 weight (one Cholesky solve per C, of T^1/2 K_PP T^1/2 + c I with t = s_P / max s and
-c = 1 / (2 C max s), so that no ridge overflows).  The closed form holds the whole Gram matrix (and a
-symmetrised copy and its eigenvectors, a precomputed kernel's too) and costs O(N^3): a fit whose
-Gram matrix exceeds ``cache_size`` is refused with the size it needs (60 000 points: 27 GB for
-it), so that it is asked for, not met as a MemoryError or hours of swapping.
+c = 1 / (2 C max s), so that no ridge overflows).  The closed form holds the whole Gram matrix
+(and a symmetrised copy and its eigenvectors, a precomputed kernel's too) and costs O(N^3): a
+fit whose Gram matrix exceeds ``cache_size`` is refused with the size it needs (60 000 points:
+27 GB for it), so that it is asked for, not met as a MemoryError or hours of swapping.
 """
 
 from __future__ import annotations

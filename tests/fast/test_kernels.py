@@ -15,6 +15,7 @@ from msvm.fast.kernels import (
     column_source,
     exp_nonpositive,
     get_column,
+    gram,
     kernel_block,
     kernel_value,
     lru_column,
@@ -119,6 +120,36 @@ def test_blocked_rbf_kernel_is_kernel_matrix_block_by_block(n, m, d, threads):
         numba.set_num_threads(previous)
     np.testing.assert_array_equal(K, expected)
     np.testing.assert_allclose(K, kernel_matrix(A, B, "rbf", gamma), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n", [5, 256, 700])
+@pytest.mark.parametrize(
+    "kernel, gamma, degree, coef0",
+    [("rbf", 0.05, 3, 0.0), ("poly", 0.05, 3, 1.0), ("linear", 0, 3, 0)],
+)
+def test_gram_is_exactly_symmetric_and_the_kernel_matrix(kernel, gamma, degree, coef0, n, sparse):
+    """``gram`` computes each row block from its diagonal on and mirrors it: exactly symmetric
+    (the whole product rounded entries (i, j) and (j, i) apart), the RBF diagonal exactly 1,
+    kernel_matrix's entries to rounding, and the same bits on one thread or two (its blocks
+    each on one BLAS thread)."""
+    rng = np.random.default_rng(n)
+    X = rng.normal(size=(n, 20)) * (rng.random((n, 20)) < 0.7)
+    previous, grams = numba.get_num_threads(), []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        try:
+            with blas_threads(threads):
+                grams.append(gram(sp.csr_matrix(X) if sparse else X, kernel, gamma, degree, coef0))
+        finally:
+            numba.set_num_threads(previous)
+    K = grams[0]
+    np.testing.assert_array_equal(grams[1], K)
+    np.testing.assert_array_equal(K, K.T)
+    if kernel == "rbf":
+        np.testing.assert_array_equal(np.diag(K), 1.0)
+    expected = kernel_matrix(X, X, kernel, gamma, degree, coef0)
+    np.testing.assert_allclose(K, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
