@@ -1,6 +1,6 @@
 """Issue 16: the first fit, large N, threads and memory, each as a ratio measured in one run.
 
-    python benchmarks/scale.py [cold] [scaling] [threads] [memory] [predict] [deferred]
+    python benchmarks/scale.py [cold] [scaling] [threads] [memory] [predict] [ovr] [deferred]
         [deferred-mnist] [specialisations]
         [--max-n N] [--repeats R]
 
@@ -14,6 +14,9 @@ scaling  make_classification(N + 2000, 20 features, 15 informative, 10 one-clust
          inhibitory machine up to COUPLED_MAX_N = 16 000 only
 threads  the same data at N = 16 000: each machine with n_jobs=1 against n_jobs=None (every
          core), wall time, fits alternating
+ovr      the same data at N = 16 000 ... --max-n: OneVsAllSVC (with and without a bias) against
+         libsvm solving its one-vs-rest binary problems (SVC on class l against the rest, one
+         per class, the same gamma and C) and against SVC (one-vs-one), CPU time, one thread
 deferred the same data at N = 8 000 and --max-n: each coupled machine with its output updates
          deferred in batches (``engine.DEFERRED_BATCH``, the default) against updated at every
          step (``DEFERRED_BATCH = 0``), CPU time, fits alternating, n_jobs=1; the steps and the
@@ -242,6 +245,61 @@ def part_threads(repeats: int, n: int = 16000):
     write("threads", f"{n} points: one thread against every core ({cores}), wall time", lines)
 
 
+def libsvm_one_vs_rest(X, y, classes, gamma) -> tuple[float, np.ndarray]:
+    """libsvm's binary SVMs of class l against the rest (C = 1, the same gamma), one per class:
+    their CPU time in all, and their decision values (n_test columns by class) as a function."""
+    start = time.process_time()
+    models = [SVC(gamma=gamma).fit(X, np.where(y == label, 1, -1)) for label in classes]
+    return time.process_time() - start, lambda Z: np.column_stack(
+        [m.decision_function(Z) for m in models]
+    )
+
+
+def part_ovr(max_n: int, repeats: int):
+    """One-vs-all against its own problems solved by libsvm (issue 16's 'every machine <= 1x
+    SVC'): SVC's one-vs-one fits L (L - 1) / 2 problems of 2N / L points, one-vs-all L problems
+    of N points; libsvm's ten one-vs-rest binary SVMs (with their bias, as OneVsAllSVC's
+    fit_intercept=True) are the same machine on the same solver, CPU time, one thread each."""
+    from msvm.fast import OneVsAllSVC
+
+    sizes = [n for n in (16000, 32000, 60000) if n <= max_n]
+    lines = ["| N | SVC (one-vs-one) [s] | libsvm one-vs-rest [s] | OneVsAllSVC [s] | "
+             "OneVsAllSVC(fit_intercept=True) [s] | ours / libsvm one-vs-rest | ours / SVC | "
+             "test accuracy SVC / libsvm one-vs-rest / ours / ours with bias |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    with blas_threads(1):
+        for n in sizes:
+            Xtr, Xte, ytr, yte = synthetic_split(n + 2000, 2000)
+            gamma = 1.0 / (Xtr.shape[1] * Xtr.var())  # gamma="scale"
+            classes = np.unique(ytr)
+            warm_up(OneVsAllSVC, Xtr, ytr)
+            svc, rest, ours, biased = [], [], [], []
+            for seed in range(repeats):
+                model = SVC(gamma=gamma)
+                svc.append(timed_fit(model, Xtr, ytr, time.process_time))
+                seconds, decision = libsvm_one_vs_rest(Xtr, ytr, classes, gamma)
+                rest.append(seconds)
+                ova = OneVsAllSVC(random_state=seed, n_jobs=1)
+                ours.append(timed_fit(ova, Xtr, ytr, time.process_time))
+                with_bias = OneVsAllSVC(random_state=seed, n_jobs=1, fit_intercept=True)
+                biased.append(timed_fit(with_bias, Xtr, ytr, time.process_time))
+                print(n, svc[-1], rest[-1], ours[-1], biased[-1], flush=True)
+            accuracy = (
+                model.score(Xte, yte),
+                np.mean(classes[decision(Xte).argmax(axis=1)] == yte),
+                ova.score(Xte, yte),
+                with_bias.score(Xte, yte),
+            )
+            t_svc, t_rest, t_ours, t_bias = map(np.median, (svc, rest, ours, biased))
+            lines.append(
+                f"| {n} | {t_svc:.1f} | {t_rest:.1f} | {t_ours:.1f} | {t_bias:.1f} | "
+                f"{t_ours / t_rest:.2f}x / {t_bias / t_rest:.2f}x | "
+                f"{t_ours / t_svc:.2f}x | " + " / ".join(f"{a:.4f}" for a in accuracy) + " |"
+            )
+    title = f"One-vs-all against libsvm's one-vs-rest problems, CPU time, medians of {repeats}"
+    write("ovr", title, lines)
+
+
 def deferred_problems(max_n: int, mnist: bool):
     """(label, X, y, C, cache_size, machines) for ``part_deferred``."""
     from msvm import datasets
@@ -354,6 +412,8 @@ def main(argv=None):
             part_specialisations()
         elif part == "predict":
             part_predict()
+        elif part == "ovr":
+            part_ovr(args.max_n, args.repeats)
         elif part == "deferred-mnist":
             part_deferred(args.max_n, args.repeats, mnist=True)
         else:
