@@ -32,7 +32,6 @@ fit whose Gram matrix exceeds ``cache_size`` is refused with the size it needs (
 from __future__ import annotations
 
 import warnings
-from functools import partial
 
 import numpy as np
 import scipy.linalg
@@ -302,27 +301,32 @@ def _reciprocal_of_twice(C, s):
 
 
 def _shifted_inverse(H, c):
-    """R -> (H + c I)^-1 R by a Cholesky factor, for a positive semi-definite H; a ValueError
-    where rounding makes H + c I indefinite (sample weights spanning too many decades for the
-    squared loss's closed form), a ``LinAlgWarning`` where its condition number passes 1 / eps,
-    as ``scipy.linalg.solve`` has it."""
+    """R -> (H + c I)^-1 R for a positive semi-definite H, by a Cholesky factor of the matrix
+    scaled to a unit diagonal (its condition then that of the system, not of how widely the
+    sample weights spread); a ValueError where rounding makes it indefinite, a
+    ``LinAlgWarning`` where its condition number passes 1 / eps, as ``scipy.linalg.solve``
+    has it."""
     A = H + c * np.eye(H.shape[0])
+    d = 1.0 / np.sqrt(np.diag(A))  # (c > 0 or a positive diagonal: else singular anyway)
+    A = d[:, None] * A * d[None, :]
     factor, info = scipy.linalg.lapack.dpotrf(A)
-    if info != 0:
+    if info != 0 or not np.all(np.isfinite(d)):
         raise ValueError(
             "SimplexSVC(loss='squared'): the linear system K + diag(1 / (2 C s_i)) is singular "
-            "to rounding (sample weights s_i spanning too many decades against the kernel's "
-            "rank); rescale or clip the sample weights, or use loss='hinge'."
+            "to rounding (a large C, or sample weights s_i spanning too many decades, against "
+            "the kernel's rank); lower C, rescale or clip the sample weights, or use "
+            "loss='hinge'."
         )
     rcond, _ = scipy.linalg.lapack.dpocon(factor, np.abs(A).sum(axis=0).max())
     if rcond < np.finfo(float).eps:
         warnings.warn(
             f"SimplexSVC(loss='squared'): ill-conditioned linear system (rcond={rcond:.3g}): "
-            "the coefficients may not be accurate; rescale or clip the sample weights.",
+            "the coefficients may not be accurate; lower C, or rescale or clip the sample "
+            "weights.",
             scipy.linalg.LinAlgWarning,
-            stacklevel=4,
+            stacklevel=2,
         )
-    return partial(scipy.linalg.cho_solve, (factor, False))
+    return lambda R: d[:, None] * scipy.linalg.cho_solve((factor, False), d[:, None] * R)
 
 
 def _bordered(solve, Y, fit_intercept):

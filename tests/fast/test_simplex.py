@@ -110,18 +110,24 @@ def test_weighted_squared_loss_is_the_exact_bordered_solution(decades, rtol):
 
 
 def test_weighted_squared_loss_beyond_its_rounding_warns_or_refuses():
-    """Weights spanning 32 decades leave the scaled system's condition near 1e18: a
-    LinAlgWarning, as ``scipy.linalg.solve`` gives (B is then 2e-4 off the exact solution);
-    spanning 40 decades on 60 points, the system is indefinite to rounding: a ValueError that
-    names the weights, where scipy's Cholesky raised its LinAlgError ("leading minor not
-    positive definite"), and where a fallback on the clipped eigenvalues returned coefficients
-    1e4 off, silently."""
+    """Weights spanning 40 decades on 24 points leave the system (scaled to a unit diagonal)
+    with a condition number past 1 / eps: a LinAlgWarning, as ``scipy.linalg.solve`` gives (B
+    is then 2e-2 off the exact solution); on 60 points the system is indefinite to rounding: a
+    ValueError that names the sample weights, where scipy's Cholesky raised its LinAlgError
+    ("leading minor not positive definite"), and where a fallback on the clipped eigenvalues
+    returned coefficients 1e4 off, silently.  One huge weight alone leaves the system well
+    conditioned (condition 33): no warning."""
     import scipy.linalg
 
     X, y = datasets.load("iris", n_samples=24)
-    w = np.random.default_rng(16).permutation(np.logspace(-16, 16, y.size))
+    w = np.random.default_rng(20).permutation(np.logspace(-20, 20, y.size))
     clf = SimplexSVC(C=1.0, kernel="linear", loss="squared", fit_intercept=True)
     with pytest.warns(scipy.linalg.LinAlgWarning, match="ill-conditioned"):
+        clf.fit(X, y, sample_weight=w)
+    w = np.ones(y.size)
+    w[3] = 1e100
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         clf.fit(X, y, sample_weight=w)
     X, y = datasets.load("iris", n_samples=60)
     w = np.random.default_rng(0).permutation(np.logspace(-20, 20, y.size))
