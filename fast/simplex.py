@@ -307,10 +307,13 @@ def _shifted_inverse(H, c):
     ``LinAlgWarning`` where its condition number passes 1 / eps, as ``scipy.linalg.solve``
     has it."""
     A = H + c * np.eye(H.shape[0])
-    d = 1.0 / np.sqrt(np.diag(A))  # (c > 0 or a positive diagonal: else singular anyway)
-    A = d[:, None] * A * d[None, :]
-    factor, info = scipy.linalg.lapack.dpotrf(A)
-    if info != 0 or not np.all(np.isfinite(d)):
+    diagonal = np.diag(A)
+    info = 1  # (a zero diagonal entry: singular)
+    if np.all(diagonal > 0):
+        d = 1.0 / np.sqrt(diagonal)
+        A = d[:, None] * A * d[None, :]
+        factor, info = scipy.linalg.lapack.dpotrf(A)
+    if info != 0:
         raise ValueError(
             "SimplexSVC(loss='squared'): the linear system K + diag(1 / (2 C s_i)) is singular "
             "to rounding (a large C, or sample weights s_i spanning too many decades, against "
