@@ -180,7 +180,11 @@ def test_overflow_inside_a_fit_or_prediction_is_a_value_error(iris):
         ),  # (both: the conjugate gradients)
         (InhibitorySVC, [1e108] * 4, [0, 1, 2, 0], {}, False),  # the face's exact direction
         (InhibitorySVC, [1e80] * 4, [0, 1, 0, 0], {}, False),  # the proximal Newton direction
-        (SimplexSVC, [1e84] * 4, [0, 1, 0, 0], {"C": 100.0, "loss": "squared"}, True),
+        # the squared simplex loss: K ~ 1e168 of rank 1 fits through its numerical range (the
+        # exact optimum, objective 300: before, B's components off it, 2C times the targets',
+        # made K B overflow); at C = 1.7e308 those dual coefficients overflow themselves
+        (SimplexSVC, [1e84] * 4, [0, 1, 0, 0], {"C": 100.0, "loss": "squared"}, False),
+        (SimplexSVC, [1.0] * 4, [0, 1, 0, 0], {"C": 1.7e308, "loss": "squared"}, True),
     ],
 )
 def test_products_beyond_the_floating_range_leak_no_numpy_warnings(
@@ -188,8 +192,8 @@ def test_products_beyond_the_floating_range_leak_no_numpy_warnings(
 ):
     """Linear-kernel points near 1e100 (K ~ 1e200), the extreme-value property test's cases
     shrunk: a Newton direction whose products overflow is no step, and the fit ends finite (with
-    its ConvergenceWarning); the squared simplex loss's objective overflows into the named
-    error.  Neither lets numpy's RuntimeWarnings out or carries NaN on."""
+    its ConvergenceWarning); the squared simplex loss's dual coefficients overflow into the
+    named error.  Neither lets numpy's RuntimeWarnings out or carries NaN on."""
     options = {"kernel": "linear", "C": 1.0, "max_iter": 1000, "random_state": 0, **params}
     X = np.array(column)[:, None]
     with warnings.catch_warnings():
@@ -201,6 +205,8 @@ def test_products_beyond_the_floating_range_leak_no_numpy_warnings(
             return
         model = Estimator(**options).fit(X, np.array(y))
     assert np.isfinite(model.objective_)
+    if Estimator is SimplexSVC:  # f = the targets' mean 1/2: C (3 (1/2)^2 + (3/2)^2)
+        assert model.objective_ == pytest.approx(300.0, rel=1e-12)
 
 
 @pytest.mark.parametrize("x", [3.37647193e-154, 1.886e-154])  # gamma 4.7e307, 1.5e308

@@ -171,3 +171,76 @@ def test_the_squared_loss_with_the_linear_kernel_has_coef_as_the_hinge_loss_does
         X @ model.coef_.T + model.intercept_, model.decision_function(X), atol=1e-10
     )
     assert not hasattr(model.set_params(kernel="rbf").fit(X, y), "coef_")
+
+
+def _ridge_scores(X, Y, C, fit_intercept):
+    """The squared loss's optimum from its primal: the d (+1) normal equations of
+    min 1/2 ||W||^2 + C ||X W + 1 b^T - Y||^2 (the bias unpenalised), solved in extended
+    precision by Fractions; returns the outputs X W + 1 b^T and the objective."""
+    from fractions import Fraction
+
+    A = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
+    d = A.shape[1]
+    AF = [[Fraction(float(v)) for v in row] for row in A]
+    YF = [[Fraction(float(v)) for v in row] for row in Y]
+    ridge = 1 / (2 * Fraction(C))
+    rows = []
+    for p in range(d):
+        row = [sum((r[p] * r[q] for r in AF), Fraction(0)) for q in range(d)]
+        if not (fit_intercept and p == d - 1):
+            row[p] += ridge
+        row += [sum((r[p] * t[k] for r, t in zip(AF, YF, strict=True)), Fraction(0))
+                for k in range(Y.shape[1])]  # fmt: skip
+        rows.append(row)
+    for col in range(d):  # Gauss-Jordan (the matrix is positive definite: no zero pivot)
+        rows[col] = [v / rows[col][col] for v in rows[col]]
+        for r in range(d):
+            if r != col:
+                f = rows[r][col]
+                rows[r] = [a - f * b for a, b in zip(rows[r], rows[col], strict=True)]
+    W = np.array([[float(v) for v in row[d:]] for row in rows])
+    F = A @ W
+    penalised = W[:-1] if fit_intercept else W
+    return F, 0.5 * np.sum(penalised**2) + C * np.sum((F - Y) ** 2)
+
+
+def _quadratic_features(X):
+    """phi(x) with phi(x) . phi(x') = (x . x' + 1)^2: the constant, sqrt(2) x_i and the
+    products x_i x_j (sqrt(2) off the diagonal); 15 for 4 features."""
+    d = X.shape[1]
+    columns = [np.ones(X.shape[0])] + [np.sqrt(2) * X[:, i] for i in range(d)]
+    columns += [X[:, i] * X[:, j] * (1.0 if i == j else np.sqrt(2))
+                for i in range(d) for j in range(i, d)]  # fmt: skip
+    return np.column_stack(columns)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@pytest.mark.parametrize("C", [1e9, 1e12, 1e15])
+def test_squared_loss_at_a_large_C_on_a_rank_deficient_kernel(C, fit_intercept, kernel):
+    """Iris's linear kernel has rank 4 of 150, (x . x' + 1)^2 on iris / 8 rank 15, with the
+    constants in its range: the other eigenvalues are rounding (~1e-13), far above the ridge
+    1 / (2C).  The fit is the exact solution for the kernel's numerical range (eigenvalues
+    below N eps times the largest taken as 0), its outputs and objective as the primal's normal
+    equations over the explicit features give them.  Before, the outputs were K B with B's
+    components outside that range at 2C times the targets': linear 4e-3 off at C = 1e9, 2.5 at
+    1e12 and 230 at 1e14, the training accuracy 33 %; quadratic with a bias 1e-4 off at 1e9,
+    0.1 at 1e12; without a warning."""
+    from sklearn.datasets import load_iris
+
+    from msvm.core.coding import simplex_code
+
+    X, y = load_iris(return_X_y=True)
+    X = X if kernel == "linear" else X / 8.0
+    features = X if kernel == "linear" else _quadratic_features(X)
+    code = simplex_code(3)
+    F, objective = _ridge_scores(features, code[y], C, fit_intercept)
+    options = dict(C=C, loss="squared", fit_intercept=fit_intercept)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = SimplexSVC(kernel=kernel, degree=2, gamma=1.0, coef0=1.0, **options).fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), F @ code.T, rtol=0, atol=1e-8)
+    assert clf.objective_ == pytest.approx(objective, rel=1e-9)
+    K = features @ features.T
+    precomputed = SimplexSVC(kernel="precomputed", **options).fit(K, y)
+    np.testing.assert_allclose(precomputed.decision_function(K), F @ code.T, rtol=0, atol=1e-8)
