@@ -244,3 +244,20 @@ def test_squared_loss_at_a_large_C_on_a_rank_deficient_kernel(C, fit_intercept, 
     K = features @ features.T
     precomputed = SimplexSVC(kernel="precomputed", **options).fit(K, y)
     np.testing.assert_allclose(precomputed.decision_function(K), F @ code.T, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("C", [1e6, 1e15, 1e300])
+@pytest.mark.parametrize("x", [1e-84, 1.0, 1e84])
+def test_squared_loss_with_a_bias_on_identical_points(x, C):
+    """Four identical points (K ~ 11^T, its range holding the constants) with a bias: the bias
+    takes the targets' mean and the kernel part nothing, objective C sum ||Y - mean||^2 = 3 C
+    (targets +1, -1, +1, +1).  The computed null space's rounding (1e-16) times 2C outweighed
+    the bias equation's true part (1e-169 at x = 1e84): the objective came out 2-5 000 times the
+    optimum's at x = 1e84, or overflowed."""
+    X, y = np.full((4, 1), x), np.array([0, 1, 0, 0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = SimplexSVC(C=C, kernel="linear", loss="squared", fit_intercept=True).fit(X, y)
+    assert clf.objective_ == pytest.approx(3.0 * C, rel=1e-12)
+    np.testing.assert_allclose(clf.intercept_, [0.5, -0.5], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(clf.decision_function(X), -1.0, rtol=0, atol=1e-12)
