@@ -385,16 +385,18 @@ def _bordered(solve, Y, fit_intercept, solve_constants=None):
 
 
 def _constants_on_range(s: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Which eigenvectors the bias's G^-1 1 takes: those of ``s`` > 0 alone where the part of 1
-    off the kernel's numerical range is within the rounding of the computed range itself
-    (Davis-Kahan: an angle of N eps s_max / s_min), else all (a 0/1 mask).  There 1 lies in the
-    range, and that rounding times 2C would otherwise outweigh G^-1 1's true part: N identical
-    points (K ~ 11^T) at C = 1e6 gave an objective 5 000 times the optimum's."""
+    """Which eigenvectors the bias's G^-1 1 takes (a 0/1 mask): those of ``s`` > 0 alone where
+    the part of 1 off the kernel's numerical range is at most N eps ||1||, the rounding of
+    projecting it on a computed range well apart from the rest of the spectrum; else all.
+    There 1 lies in the range, and that rounding times 2C would otherwise outweigh G^-1 1's
+    true part: N identical points (K ~ 11^T) at C = 1e6 gave an objective 5 000 times the
+    optimum's.  (A bar of N eps s_max / s_min, Davis-Kahan's for the computed range, grows to 1
+    as the smallest kept eigenvalue nears the truncation's and masked 1's real part off the
+    range: outputs 63 off at C = 1e3, the review of stop 61.)"""
     kept = s > 0
     if kept.any() and not kept.all():
         ones = np.ones(V.shape[0])
         off = np.linalg.norm(ones - V[:, kept] @ (V[:, kept].T @ ones))
-        angle = s.size * np.finfo(float).eps * s.max() / s[kept].min()
-        if off <= angle * np.sqrt(s.size):
+        if off <= s.size * np.finfo(float).eps * np.sqrt(s.size):
             return kept.astype(float)
     return np.ones(s.size)

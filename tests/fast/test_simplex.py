@@ -38,7 +38,7 @@ def test_squared_loss_path_from_one_eigendecomposition():
     path = SimplexSVC(loss="squared").fit(X, y).coef_path(Cs)
     for C, B in zip(Cs, path, strict=True):
         single = SimplexSVC(loss="squared", C=C).fit(X, y)
-        np.testing.assert_allclose(B, single.code_coef_, atol=1e-10)
+        np.testing.assert_allclose(B, single.dual_coef_, atol=1e-10)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -261,3 +261,47 @@ def test_squared_loss_with_a_bias_on_identical_points(x, C):
     assert clf.objective_ == pytest.approx(3.0 * C, rel=1e-12)
     np.testing.assert_allclose(clf.intercept_, [0.5, -0.5], rtol=0, atol=1e-12)
     np.testing.assert_allclose(clf.decision_function(X), -1.0, rtol=0, atol=1e-12)
+
+
+def test_squared_loss_bias_keeps_the_constants_part_off_a_small_range():
+    """The constants are taken on the kernel's numerical range only where their part off it is
+    rounding (N eps ||1||): here 19 % of 1 lies off the range of a linear kernel whose third
+    eigenvalue is just above the truncation's bar.  A bar of N eps s_max / s_min (the
+    Davis-Kahan angle of the computed range, near 1 here) masked that part: outputs 63 off the
+    primal's at C = 1e3, the objective 785 times the optimum's (the review of stop 61)."""
+    from msvm.core.coding import simplex_code
+
+    rng = np.random.default_rng(11)
+    y = np.arange(100) % 3
+    Z = rng.normal(size=(100, 3))
+    X = np.column_stack([5 + Z[:, 0] + y, Z[:, 1], 1.5e-6 * Z[:, 2]])
+    code = simplex_code(3)
+    F, objective = _ridge_scores(X, code[y], 1e3, True)
+    clf = SimplexSVC(C=1e3, kernel="linear", loss="squared", fit_intercept=True).fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(X), F @ code.T, rtol=0, atol=1e-8)
+    assert clf.objective_ == pytest.approx(objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("C", [1.0, 1e3])
+def test_squared_loss_bias_on_a_full_rank_kernel_is_the_bordered_solution(C):
+    """RBF on iris (duplicate rows: exact zero eigenvalues, the others real) with a bias: the
+    outputs of the bordered system [[K + I / (2C), 1], [1^T, 0]] solved directly and refined
+    with extended-precision residuals, to 1e-10 (with the constants masked onto the range the
+    fit was 5.9e-10 / 1.2e-8 off)."""
+    from sklearn.datasets import load_iris
+
+    from msvm.core.kernels import kernel_matrix
+
+    X, y = load_iris(return_X_y=True)
+    clf = SimplexSVC(loss="squared", C=C, fit_intercept=True).fit(X, y)
+    K = kernel_matrix(X, X, "rbf", clf._gamma, 3, 0.0)
+    N, Y = y.size, clf.code_[y]
+    M = np.zeros((N + 1, N + 1))
+    M[:N, :N], M[:N, N], M[N, :N] = K + np.eye(N) / (2 * C), 1.0, 1.0
+    R = np.vstack([Y, np.zeros((1, Y.shape[1]))])
+    solution = np.linalg.solve(M, R)
+    for _ in range(3):
+        residual = R.astype(np.longdouble) - M.astype(np.longdouble) @ solution
+        solution = solution + np.linalg.solve(M, residual.astype(float))
+    F = K @ solution[:N] + solution[N]
+    np.testing.assert_allclose(clf.decision_function(X), F @ clf.code_.T, rtol=0, atol=1e-10)
