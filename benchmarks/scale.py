@@ -28,8 +28,8 @@ specialisations  in a fresh process with an empty numba cache, every estimator f
          deferred updates), WW on iris as CSR, one-vs-all on ``msvm compile``'s fits larger
          than their cache (batched columns, compact phases): every compiled function of msvm
          with more than one specialisation, and its integer-literal arguments (each such call
-         compiles the
-         callee, and every function linked into it, once more: stop 36 found five)
+         compiles the callee, and every function linked into it, once more: stop 36 found
+         five)
 memory   peak resident memory (VmHWM) of a process fitting InhibitorySVC (RBF, default
          cache_size) on 60 000 x 784 random features in [0, 1), 10 classes: the peak over the
          set-up and the first 90 s of the fit (the kernel cache, the data and the solver's arrays

@@ -79,16 +79,23 @@ def _exact_bordered(K, Y, C, w):
         row[i] += 1 / (2 * Fraction(C) * Fraction(float(w[i])))
         rows.append(row + [Fraction(float(v)) for v in Y[i]])
     rows.append([Fraction(1)] * n + [Fraction(0)] * (1 + m))
-    for col in range(n + 1):
-        pivot = next(r for r in range(col, n + 1) if rows[r][col] != 0)
+    solution = _gauss_jordan(rows)
+    return solution[:n], solution[n]
+
+
+def _gauss_jordan(rows):
+    """The solution of the square system whose augmented rows of Fractions are ``rows``
+    (reduced in place, pivoting on the first non-zero entry), as floats."""
+    n = len(rows)
+    for col in range(n):
+        pivot = next(r for r in range(col, n) if rows[r][col] != 0)
         rows[col], rows[pivot] = rows[pivot], rows[col]
         rows[col] = [v / rows[col][col] for v in rows[col]]
-        for r in range(n + 1):
+        for r in range(n):
             if r != col and rows[r][col] != 0:
                 f = rows[r][col]
                 rows[r] = [a - f * b for a, b in zip(rows[r], rows[col], strict=True)]
-    solution = np.array([[float(v) for v in row[n + 1 :]] for row in rows])
-    return solution[:n], solution[n]
+    return np.array([[float(v) for v in row[n:]] for row in rows])
 
 
 @pytest.mark.parametrize("decades, rtol", [(0, 1e-11), (4, 1e-8), (8, 1e-5)])
@@ -192,13 +199,7 @@ def _ridge_scores(X, Y, C, fit_intercept):
         row += [sum((r[p] * t[k] for r, t in zip(AF, YF, strict=True)), Fraction(0))
                 for k in range(Y.shape[1])]  # fmt: skip
         rows.append(row)
-    for col in range(d):  # Gauss-Jordan (the matrix is positive definite: no zero pivot)
-        rows[col] = [v / rows[col][col] for v in rows[col]]
-        for r in range(d):
-            if r != col:
-                f = rows[r][col]
-                rows[r] = [a - f * b for a, b in zip(rows[r], rows[col], strict=True)]
-    W = np.array([[float(v) for v in row[d:]] for row in rows])
+    W = _gauss_jordan(rows)
     F = A @ W
     penalised = W[:-1] if fit_intercept else W
     return F, 0.5 * np.sum(penalised**2) + C * np.sum((F - Y) ** 2)
