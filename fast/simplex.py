@@ -27,16 +27,17 @@ G = K + I / (2C) (``msvm.reference.simplex_square``).
 Sample weights s_i multiply pattern i's loss term.  Hinge: the bound of beta_i is kappa C s_i.
 Squared: the optimality condition K B = 2C K S (Y - K B) is met by B = 2C S (Y - K B), i.e.
 B_i = 0 where s_i = 0 and (K_PP + diag(1 / (2C s_P))) B_P = Y_P on the patterns P of positive
-weight (one Cholesky solve per C, of T^1/2 K_PP T^1/2 + c I with t = s_P / max s and
-c = 1 / (2 C max s), so that no ridge overflows).  The closed form holds the whole Gram matrix
+weight.  In the eigenbasis of K_PP (its numerical range, as above) that is the primal's weighted
+least squares over the features V_r diag(s_r)^1/2, solved for each C by a row-sorted QR
+(``_weighted_ridge``): the dual's Cholesky of K_PP + diag(1 / (2C s_P)) gave outputs 2e-3 off at
+C = 1e9 on iris's linear kernel with mild weights and refused weights spanning 40 decades, whose
+least squares are accurate to 1e-12.  The closed form holds the whole Gram matrix
 (and a symmetrised copy and its eigenvectors, a precomputed kernel's too) and costs O(N^3): a
 fit whose Gram matrix exceeds ``cache_size`` is refused with the size it needs (60 000 points:
 27 GB for it), so that it is asked for, not met as a MemoryError or hours of swapping.
 """
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import scipy.linalg
@@ -172,7 +173,7 @@ class SimplexSVC(BaseMulticlassSVC):
             return fit_with_callable(self, X, y, sample_weight)
         if self.loss == "squared":
             return self._fit_squared(X, y, sample_weight)
-        for stale in ("_eigen", "_targets", "_weighted_gram"):  # an earlier squared-loss fit
+        for stale in ("_eigen", "_targets", "_positive", "_weights"):  # an earlier squared-loss fit
             self.__dict__.pop(stale, None)
         super().fit(X, y, sample_weight)
         T = self.classes_.size
@@ -201,37 +202,31 @@ class SimplexSVC(BaseMulticlassSVC):
         self._targets = simplex_code(T)[self._y_index]
         symmetric = 0.5 * K  # (halved first: K + K^T overflows near 1.8e308; exact otherwise)
         symmetric += symmetric.T
-        if weights is None:
-            s, V = gram_eigh(symmetric)
-            self._eigen = (numerical_spectrum(s), V)
-            self.__dict__.pop("_weighted_gram", None)
-        else:
-            self._weighted_gram = (symmetric, weights)
-            self.__dict__.pop("_eigen", None)
-        B, b = (path[0] for path in self._squared_path([self.C]))
+        # the patterns of positive weight (B is 0 on the others) and their kernel's spectrum
+        self._positive = np.arange(K.shape[0]) if weights is None else np.flatnonzero(weights)
+        s, V = gram_eigh(symmetric[np.ix_(self._positive, self._positive)])
+        self._eigen = (numerical_spectrum(s), V)
+        self._weights = weights
+        B, b, P = (path[0] for path in self._squared_path([self.C]))
         with np.errstate(over="ignore", invalid="ignore"):  # overflow: check_finite says so
-            if weights is None:  # K~ B and B's part on K~'s range from their coordinates
-                # (not from B, whose components off that range, 2C times the targets', would
-                # round the others by eps times them)
-                s, V = self._eigen
-                r = s > 0
-                P = _resolvent(s[r], self.C)[:, None] * (V[:, r].T @ (self._targets - b))
-                KB = V[:, r] @ (s[r, None] * P)
-                norm_sq = float(np.sum(s[r, None] * P * P))
-                model = V[:, r] @ P  # B on K~'s range: k(x, X) B without B's rounding
-            else:
-                KB = K @ B
-                norm_sq = float(np.sum(B * KB))
-                model = B
-            F = KB + b
-            loss = objectives.simplex_square_loss(F, self._targets, weights)
+            # K~ B and B's part on K~'s range from their coordinates P (not from B, whose
+            # components off that range, 2C times the targets', would round the others by eps
+            # times them)
+            s, V = self._eigen
+            r = s > 0
+            F = V[:, r] @ (s[r, None] * P) + b
+            norm_sq = float(np.sum(s[r, None] * P * P))
+            model = np.zeros_like(B)
+            model[self._positive] = V[:, r] @ P  # B on K~'s range: k(x, X) B without B's rounding
+            w = None if weights is None else weights[self._positive]
+            loss = objectives.simplex_square_loss(F, self._targets[self._positive], w)
             self.objective_ = objectives.canonical_objective(norm_sq, loss, float(self.C))
         check_finite("The fit", self.objective_, B)
         self.dual_objective_ = self.objective_  # closed form: the optimum itself
         self.relative_gap_ = 0.0
         self.n_iter_ = 1  # one closed-form solve
         self.fit_status_ = 0  # (SVC's: converged)
-        self.support_ = support_by_class(np.any(B != 0.0, axis=1), self._y_index)
+        self.support_ = support_by_class(np.any((B != 0.0) | (model != 0.0), axis=1), self._y_index)
         self.n_support_ = support_counts(self.support_, self._y_index, T)
         self.support_vectors_ = (
             np.empty((0, 0)) if self.kernel == "precomputed" else X[self.support_]
@@ -254,56 +249,52 @@ class SimplexSVC(BaseMulticlassSVC):
 
     def coef_path(self, Cs):
         """Squared loss: the coefficients B (n_samples, T-1) for every C in ``Cs`` (one eigh;
-        with sample weights one Cholesky solve per C on the patterns of positive weight)."""
+        with sample weights one QR of the weighted least squares per C)."""
         if callable(self.kernel):
             return self._precomputed_model.coef_path(Cs)
         return self._squared_path(Cs)[0]
 
     def _squared_path(self, Cs):
-        """(B, b) for every C: B (len(Cs), n_samples, T-1), b (len(Cs), T-1), zero without
-        ``fit_intercept``.  Each C solves G B = Y - 1 b^T with G = K_PP + diag(1 / (2 C s_P))
-        and b the bordered system's bias (module docstring)."""
+        """(B, b, P) for every C: B (len(Cs), n_samples, T-1), b (len(Cs), T-1), zero without
+        ``fit_intercept``, and P (len(Cs), r, T-1), the coordinates of B's part on the numerical
+        range of K_PP (its r eigenvectors of positive ``numerical_spectrum``) on the patterns P
+        of positive weight.  Unweighted, each C solves G B = Y - 1 b^T with G = K + I / (2C)
+        and b the bordered system's bias (module docstring) in K's eigenbasis; weighted, the
+        primal's least squares in the range's coordinates (``_weighted_ridge``)."""
         check_is_fitted(self, "_targets")
         Y = self._targets
         coef, bias = np.zeros((len(Cs),) + Y.shape), np.zeros((len(Cs), Y.shape[1]))
-        if hasattr(self, "_weighted_gram"):
-            # G = T^-1/2 (H + c I) T^-1/2 with t = s / max s, H = T^1/2 K T^1/2 and
-            # c = 1 / (2 C max s): no ridge overflows, however small C s_i
-            K, w = self._weighted_gram
-            P = np.flatnonzero(w > 0)
-            top = w[P].max()
-            r = np.sqrt(w[P] / top)
-            H = r[:, None] * K[np.ix_(P, P)] * r[None, :]
-            h = max(float(np.diag(H).max()), 0.0)
+        s, V = self._eigen
+        r = s > 0
+        coords = np.zeros((len(Cs), int(r.sum()), Y.shape[1]))
+        if self._weights is not None:
+            P, w = self._positive, self._weights[self._positive]
+            ridge = _weighted_ridge(s, V, w, Y[P], self.fit_intercept)
             for k, C in enumerate(Cs):
-                c = _reciprocal_of_twice(C, top)
-                if c == np.inf:  # every ridge infinite: B = 0, the limit's bias
-                    bias[k] = _limit_bias(Y, w, self.fit_intercept)
+                c = _reciprocal_of_twice(C, w)  # 1 / (2 C s_i)
+                if np.all(c == np.inf):  # every ridge infinite: B = 0, the limit's bias
+                    bias[k] = _limit_bias(Y, self._weights, self.fit_intercept)
                     continue
-                eta = max(c, h)  # G^-1 = T^1/2 (H / eta + (c / eta) I)^-1 T^1/2 / eta
-                inverse = _shifted_inverse(H / eta, c / eta)
-                B, bias[k] = _bordered(
-                    lambda R, inverse=inverse: r[:, None] * inverse(r[:, None] * R),
-                    Y[P],
+                coords[k], bias[k] = ridge(C)
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    F = V[:, r] @ (s[r, None] * coords[k]) + bias[k]
+                    coef[k, P] = (Y[P] - F) / c[:, None]  # B_P = 2C S (Y - F), the optimality
+            return coef, bias, coords
+        on_range = _constants_on_range(s, V)  # (G^-1 1 from the range only)
+        for k, C in enumerate(Cs):
+            d = _resolvent(s, C)
+            if not d.any():  # 1 / (2 C) infinite or d below the smallest float: B = 0
+                bias[k] = _limit_bias(Y, np.ones(Y.shape[0]), self.fit_intercept)
+                continue
+            with np.errstate(over="ignore", invalid="ignore"):  # (d inf: check_finite)
+                coef[k], bias[k] = _bordered(
+                    lambda R, d=d: V @ (d[:, None] * (V.T @ R)),
+                    Y,
                     self.fit_intercept,
+                    lambda R, d=d * on_range: V @ (d[:, None] * (V.T @ R)),
                 )
-                coef[k, P] = B / eta
-        else:
-            s, V = self._eigen
-            on_range = _constants_on_range(s, V)  # (G^-1 1 from the range only)
-            for k, C in enumerate(Cs):
-                d = _resolvent(s, C)
-                if not d.any():  # 1 / (2 C) infinite or d below the smallest float: B = 0
-                    bias[k] = _limit_bias(Y, np.ones(Y.shape[0]), self.fit_intercept)
-                    continue
-                with np.errstate(over="ignore", invalid="ignore"):  # (d inf: check_finite)
-                    coef[k], bias[k] = _bordered(
-                        lambda R, d=d: V @ (d[:, None] * (V.T @ R)),
-                        Y,
-                        self.fit_intercept,
-                        lambda R, d=d * on_range: V @ (d[:, None] * (V.T @ R)),
-                    )
-        return coef, bias
+                coords[k] = d[r, None] * (V[:, r].T @ (Y - bias[k]))
+        return coef, bias, coords
 
 
 def numerical_spectrum(s: np.ndarray) -> np.ndarray:
@@ -333,43 +324,70 @@ def _limit_bias(Y, w, fit_intercept):
 
 
 def _reciprocal_of_twice(C, s):
-    """1 / (2 C s) from the factors' exponents: no intermediate overflow or underflow (C s can
-    leave the floating range where the result does not); inf beyond the largest float."""
+    """1 / (2 C s) (elementwise for an array s) from the factors' exponents: no intermediate
+    overflow or underflow (C s can leave the floating range where the result does not); inf
+    beyond the largest float."""
     (mc, ec), (ms, es) = np.frexp(C), np.frexp(s)
     with np.errstate(over="ignore"):
-        return float(np.ldexp(0.5 / (mc * ms), -(ec + es)))
+        return np.ldexp(0.5 / (mc * ms), -(ec + es))
 
 
-def _shifted_inverse(H, c):
-    """R -> (H + c I)^-1 R for a positive semi-definite H, by a Cholesky factor of the matrix
-    scaled to a unit diagonal (its condition then that of the system, not of how widely the
-    sample weights spread); a ValueError where rounding makes it indefinite, a
-    ``LinAlgWarning`` where its condition number passes 1 / eps, as ``scipy.linalg.solve``
-    has it."""
-    A = H + c * np.eye(H.shape[0])
-    diagonal = np.diag(A)
-    info = 1  # (a zero diagonal entry: singular)
-    if np.all(diagonal > 0):
-        d = 1.0 / np.sqrt(diagonal)
-        A = d[:, None] * A * d[None, :]
-        factor, info = scipy.linalg.lapack.dpotrf(A)
-    if info != 0:
-        raise ValueError(
-            "SimplexSVC(loss='squared'): the linear system K + diag(1 / (2 C s_i)) is singular "
-            "to rounding (a large C, or sample weights s_i spanning too many decades, against "
-            "the kernel's rank); lower C, rescale or clip the sample weights, or use "
-            "loss='hinge'."
-        )
-    rcond, _ = scipy.linalg.lapack.dpocon(factor, np.abs(A).sum(axis=0).max())
-    if rcond < np.finfo(float).eps:
-        warnings.warn(
-            f"SimplexSVC(loss='squared'): ill-conditioned linear system (rcond={rcond:.3g}): "
-            "the coefficients may not be accurate; lower C, or rescale or clip the sample "
-            "weights.",
-            scipy.linalg.LinAlgWarning,
-            stacklevel=2,
-        )
-    return lambda R: d[:, None] * scipy.linalg.cho_solve((factor, False), d[:, None] * R)
+def _weighted_ridge(s, V, w, Y, fit_intercept):
+    """C -> (P, b) minimising sum_i w_i ||Y_i - b - (Phi z)_i||^2 + ||z||^2 / (2C) (the squared
+    loss's primal over the kernel's features Phi = V_r diag(s_r)^1/2 of its numerical range,
+    the bias unpenalised; P = diag(s_r)^-1/2 z, the coordinates of B's part on the range).  A
+    least-squares problem: a Householder QR of its rows scaled by (w_i / max w)^1/2 and sorted
+    by their largest entry, once, then for each C the triangular factor and the ridge's rows
+    (1 / (2 C max w))^1/2 I, the heavier first (LAPACK's triangular-pentagonal QR, ``dtpqrt``).
+    Row-sorted QR is accurate for weights spanning hundreds of decades (Cox & Higham 1998), where
+    the dual's K + diag(1 / (2C w)) is singular to rounding from ~40, and no normal equations
+    square the condition.  Where the constants lie in the range (``_constants_on_range``), z is kept
+    orthogonal to their coordinates a (Phi a = 1): a part along a moves into b at no loss and
+    less penalty, and without it the columns (Phi, 1) are dependent and the split between them
+    rounding's at a large C."""
+    r = s > 0
+    features = V[:, r] * np.sqrt(s[r])
+    basis = np.eye(features.shape[1])
+    if fit_intercept and not _constants_on_range(s, V).all():
+        a = V[:, r].T @ np.ones(s.size) / np.sqrt(s[r])
+        basis = np.linalg.qr(a[:, None], mode="complete")[0][:, 1:]  # a's complement
+    top = w.max()
+    t = np.sqrt(w / top)
+    columns = [features @ basis] + ([np.ones((s.size, 1))] if fit_intercept else [])
+    rows = t[:, None] * np.hstack(columns)
+    m, n = basis.shape[1], rows.shape[1]  # penalised and all unknowns
+    order = np.argsort(-np.abs(rows).max(axis=1), kind="stable")
+    Q, R = scipy.linalg.qr(rows[order], mode="economic")
+    data = np.zeros((n, n)), np.zeros((n, Y.shape[1]))  # (R, Q^T t Y), zero rows below N
+    data[0][: R.shape[0]], data[1][: R.shape[0]] = R, Q.T @ (t[:, None] * Y)[order]
+
+    def solve(C):
+        # the ridge's 1 / (2 C max w) from the exponents; at least the smallest float, the
+        # limit's minimum-norm z where it underflows
+        c = max(_reciprocal_of_twice(C, top), np.nextafter(0.0, 1.0))
+        U, x = data
+        if m:  # the ridge's rows I sqrt(c) above the data's where they are the heavier (the
+            # sorted order; below, 1 - tau rounds to 0 at C = 1e-60 and z with it), else below
+            ridge = np.zeros((n, n))
+            ridge[:m, :m] = np.sqrt(c) * np.eye(m)
+            first = np.sqrt(c) >= np.abs(U).max()
+            upper, lower = (ridge, U) if first else (U, ridge[:m])
+            rhs = (np.zeros_like(x), x) if first else (x, np.zeros((m, x.shape[1])))
+            l = lower.shape[0]
+            U, householder, factor, _ = scipy.linalg.lapack.dtpqrt(l, min(64, n), upper, lower)
+            x = scipy.linalg.lapack.dtpmqrt(l, householder, factor, *rhs, trans="T")[0]
+        U = np.triu(U)
+        if not np.all(np.diag(U)):
+            raise ValueError(
+                "SimplexSVC(loss='squared'): the weighted least squares are singular to "
+                "rounding (sample weights spanning too many decades); rescale or clip the "
+                "sample weights, or use loss='hinge'."
+            )
+        x = scipy.linalg.solve_triangular(U, x)
+        z = basis @ x[:m]
+        return z / np.sqrt(s[r, None]), (x[m] if fit_intercept else np.zeros(Y.shape[1]))
+
+    return solve
 
 
 def _bordered(solve, Y, fit_intercept, solve_constants=None):

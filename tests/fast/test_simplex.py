@@ -116,30 +116,25 @@ def test_weighted_squared_loss_is_the_exact_bordered_solution(decades, rtol):
     np.testing.assert_allclose(clf.intercept_, b @ simplex_code(3).T, rtol=0, atol=rtol)
 
 
-def test_weighted_squared_loss_beyond_its_rounding_warns_or_refuses():
-    """Weights spanning 40 decades on 24 points leave the system (scaled to a unit diagonal)
-    with a condition number past 1 / eps: a LinAlgWarning, as ``scipy.linalg.solve`` gives (B
-    is then 2e-2 off the exact solution); on 60 points the system is indefinite to rounding: a
-    ValueError that names the sample weights, where scipy's Cholesky raised its LinAlgError
-    ("leading minor not positive definite"), and where a fallback on the clipped eigenvalues
-    returned coefficients 1e4 off, silently.  One huge weight alone leaves the system well
-    conditioned (condition 33): no warning."""
-    import scipy.linalg
+@pytest.mark.parametrize("n, decades", [(24, 20), (60, 20), (60, 100)])
+def test_weighted_squared_loss_with_weights_spanning_hundreds_of_decades(n, decades):
+    """Weights spanning 2 x ``decades`` decades (iris, linear kernel, C = 1, a bias): the
+    outputs and the objective as the weighted primal's normal equations solved in Fractions
+    give them, without a warning.  The dual's Cholesky of K + diag(1 / (2 C s_i)) warned of
+    its conditioning at 40 decades on 24 points (B 2e-2 off) and refused 60 points as
+    indefinite to rounding; the row-sorted least squares are accurate there."""
+    from msvm.core.coding import simplex_code
 
-    X, y = datasets.load("iris", n_samples=24)
-    w = np.random.default_rng(20).permutation(np.logspace(-20, 20, y.size))
-    clf = SimplexSVC(C=1.0, kernel="linear", loss="squared", fit_intercept=True)
-    with pytest.warns(scipy.linalg.LinAlgWarning, match="ill-conditioned"):
-        clf.fit(X, y, sample_weight=w)
-    w = np.ones(y.size)
-    w[3] = 1e100
+    X, y = datasets.load("iris", n_samples=n)
+    w = np.random.default_rng(decades).permutation(np.logspace(-decades, decades, y.size))
+    code = simplex_code(3)
+    F, objective = _ridge_scores(X, code[y], 1.0, True, w)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        clf = SimplexSVC(C=1.0, kernel="linear", loss="squared", fit_intercept=True)
         clf.fit(X, y, sample_weight=w)
-    X, y = datasets.load("iris", n_samples=60)
-    w = np.random.default_rng(0).permutation(np.logspace(-20, 20, y.size))
-    with pytest.raises(ValueError, match="sample weights"):
-        clf.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(clf.decision_function(X), F @ code.T, rtol=0, atol=1e-10)
+    assert clf.objective_ == pytest.approx(objective, rel=1e-9)
 
 
 @parametrize_with_checks(
@@ -180,29 +175,32 @@ def test_the_squared_loss_with_the_linear_kernel_has_coef_as_the_hinge_loss_does
     assert not hasattr(model.set_params(kernel="rbf").fit(X, y), "coef_")
 
 
-def _ridge_scores(X, Y, C, fit_intercept):
+def _ridge_scores(X, Y, C, fit_intercept, w=None):
     """The squared loss's optimum from its primal: the d (+1) normal equations of
-    min 1/2 ||W||^2 + C ||X W + 1 b^T - Y||^2 (the bias unpenalised), solved in extended
-    precision by Fractions; returns the outputs X W + 1 b^T and the objective."""
+    min 1/2 ||W||^2 + C sum_i w_i ||x_i W + b^T - Y_i||^2 (the bias unpenalised, w = 1 by
+    default), solved exactly in Fractions; returns the outputs X W + 1 b^T and the objective."""
     from fractions import Fraction
 
     A = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
+    w = np.ones(X.shape[0]) if w is None else w
     d = A.shape[1]
     AF = [[Fraction(float(v)) for v in row] for row in A]
     YF = [[Fraction(float(v)) for v in row] for row in Y]
+    WF = [Fraction(float(v)) for v in w]
     ridge = 1 / (2 * Fraction(C))
     rows = []
     for p in range(d):
-        row = [sum((r[p] * r[q] for r in AF), Fraction(0)) for q in range(d)]
+        row = [sum((s * r[p] * r[q] for s, r in zip(WF, AF, strict=True)), Fraction(0))
+               for q in range(d)]  # fmt: skip
         if not (fit_intercept and p == d - 1):
             row[p] += ridge
-        row += [sum((r[p] * t[k] for r, t in zip(AF, YF, strict=True)), Fraction(0))
+        row += [sum((s * r[p] * t[k] for s, r, t in zip(WF, AF, YF, strict=True)), Fraction(0))
                 for k in range(Y.shape[1])]  # fmt: skip
         rows.append(row)
     W = _gauss_jordan(rows)
     F = A @ W
     penalised = W[:-1] if fit_intercept else W
-    return F, 0.5 * np.sum(penalised**2) + C * np.sum((F - Y) ** 2)
+    return F, 0.5 * np.sum(penalised**2) + C * np.sum(w[:, None] * (F - Y) ** 2)
 
 
 def _quadratic_features(X):
@@ -215,10 +213,11 @@ def _quadratic_features(X):
     return np.column_stack(columns)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("kernel", ["linear", "poly"])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 @pytest.mark.parametrize("C", [1e9, 1e12, 1e15])
-def test_squared_loss_at_a_large_C_on_a_rank_deficient_kernel(C, fit_intercept, kernel):
+def test_squared_loss_at_a_large_C_on_a_rank_deficient_kernel(C, fit_intercept, kernel, weighted):
     """Iris's linear kernel has rank 4 of 150, (x . x' + 1)^2 on iris / 8 rank 15, with the
     constants in its range: the other eigenvalues are rounding (~1e-13), far above the ridge
     1 / (2C).  The fit is the exact solution for the kernel's numerical range (eigenvalues
@@ -226,7 +225,9 @@ def test_squared_loss_at_a_large_C_on_a_rank_deficient_kernel(C, fit_intercept, 
     equations over the explicit features give them.  Before, the outputs were K B with B's
     components outside that range at 2C times the targets': linear 4e-3 off at C = 1e9, 2.5 at
     1e12 and 230 at 1e14, the training accuracy 33 %; quadratic with a bias 1e-4 off at 1e9,
-    0.1 at 1e12; without a warning."""
+    0.1 at 1e12; without a warning.  With sample weights (0.5 to 2) the dual's Cholesky of
+    K + diag(1 / (2 C s_i)) gave linear outputs 2e-3 off at C = 1e9 (1e-6 at 1e6), silently,
+    and refused C >= 1e12."""
     from sklearn.datasets import load_iris
 
     from msvm.core.coding import simplex_code
@@ -235,15 +236,17 @@ def test_squared_loss_at_a_large_C_on_a_rank_deficient_kernel(C, fit_intercept, 
     X = X if kernel == "linear" else X / 8.0
     features = X if kernel == "linear" else _quadratic_features(X)
     code = simplex_code(3)
-    F, objective = _ridge_scores(features, code[y], C, fit_intercept)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, y.size) if weighted else None
+    F, objective = _ridge_scores(features, code[y], C, fit_intercept, w)
     options = dict(C=C, loss="squared", fit_intercept=fit_intercept)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        clf = SimplexSVC(kernel=kernel, degree=2, gamma=1.0, coef0=1.0, **options).fit(X, y)
+        clf = SimplexSVC(kernel=kernel, degree=2, gamma=1.0, coef0=1.0, **options)
+        clf.fit(X, y, sample_weight=w)
     np.testing.assert_allclose(clf.decision_function(X), F @ code.T, rtol=0, atol=1e-8)
     assert clf.objective_ == pytest.approx(objective, rel=1e-9)
     K = features @ features.T
-    precomputed = SimplexSVC(kernel="precomputed", **options).fit(K, y)
+    precomputed = SimplexSVC(kernel="precomputed", **options).fit(K, y, sample_weight=w)
     np.testing.assert_allclose(precomputed.decision_function(K), F @ code.T, rtol=0, atol=1e-8)
 
 
