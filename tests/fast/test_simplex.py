@@ -83,9 +83,10 @@ def _exact_bordered(K, Y, C, w):
     return solution[:n], solution[n]
 
 
-def _gauss_jordan(rows):
+def _gauss_jordan(rows, exact=False):
     """The solution of the square system whose augmented rows of Fractions are ``rows``
-    (reduced in place, pivoting on the first non-zero entry), as floats."""
+    (reduced in place, pivoting on the first non-zero entry), as floats (as Fractions with
+    ``exact``)."""
     n = len(rows)
     for col in range(n):
         pivot = next(r for r in range(col, n) if rows[r][col] != 0)
@@ -95,6 +96,8 @@ def _gauss_jordan(rows):
             if r != col and rows[r][col] != 0:
                 f = rows[r][col]
                 rows[r] = [a - f * b for a, b in zip(rows[r], rows[col], strict=True)]
+    if exact:
+        return [row[n:] for row in rows]
     return np.array([[float(v) for v in row[n:]] for row in rows])
 
 
@@ -120,7 +123,7 @@ def test_weighted_squared_loss_is_the_exact_bordered_solution(decades, rtol):
 def test_weighted_squared_loss_with_weights_spanning_hundreds_of_decades(n, decades):
     """Weights spanning 2 x ``decades`` decades (iris, linear kernel, C = 1, a bias): the
     outputs and the objective as the weighted primal's normal equations solved in Fractions
-    give them, without a warning.  The dual's Cholesky of K + diag(1 / (2 C s_i)) warned of
+    give them.  The dual's Cholesky of K + diag(1 / (2 C s_i)) warned of
     its conditioning at 40 decades on 24 points (B 2e-2 off) and refused 60 points as
     indefinite to rounding; the row-sorted least squares are accurate there."""
     from msvm.core.coding import simplex_code
@@ -129,12 +132,61 @@ def test_weighted_squared_loss_with_weights_spanning_hundreds_of_decades(n, deca
     w = np.random.default_rng(decades).permutation(np.logspace(-decades, decades, y.size))
     code = simplex_code(3)
     F, objective = _ridge_scores(X, code[y], 1.0, True, w)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         clf = SimplexSVC(C=1.0, kernel="linear", loss="squared", fit_intercept=True)
         clf.fit(X, y, sample_weight=w)
+    # (the one warning allowed: dual_coef_'s part off the kernel's range, 2C s_i times
+    # residuals that round by eps, is not accurate with such weights on a rank-4 kernel)
+    assert all("dual_coef_ may be inaccurate" in str(w.message) for w in caught)
     np.testing.assert_allclose(clf.decision_function(X), F @ code.T, rtol=0, atol=1e-10)
     assert clf.objective_ == pytest.approx(objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("C", [1.0, 1e12])
+@pytest.mark.parametrize("spread", ["20 decades", "one of 1e100"])
+def test_weighted_squared_loss_dual_coef_on_a_full_rank_kernel(spread, C):
+    """On a full-rank kernel (15 wine points, RBF) B lies on the range and is taken from its
+    coordinates there, not as 2C s_i (Y_i - F_i), whose heavy patterns' residuals cancel: a
+    first version of the least squares gave B 2e6 times off (20 decades, C = 1e12) and 4e84
+    (a weight of 1e100), and objective_ 1e51 times the optimum (the review of stop 62).
+    Against the bordered system's exact rational solution; no warning."""
+    from sklearn.datasets import load_wine
+
+    from msvm.core.coding import simplex_code
+    from msvm.core.kernels import kernel_matrix
+
+    X, y = load_wine(return_X_y=True)
+    X = ((X - X.mean(axis=0)) / X.std(axis=0))[::12]
+    y = y[::12]
+    K = kernel_matrix(X, X, "rbf", 0.1, 3, 0.0)
+    if spread == "20 decades":
+        w = np.random.default_rng(1).permutation(np.logspace(-10, 10, y.size))
+    else:
+        w = np.r_[1e100, np.ones(y.size - 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = SimplexSVC(C=C, kernel="precomputed", loss="squared", fit_intercept=True)
+        clf.fit(K, y, sample_weight=w)
+    B, b = _exact_bordered(K, simplex_code(3)[y], C, w)
+    np.testing.assert_allclose(clf.dual_coef_, B, rtol=0, atol=1e-12 * np.abs(B).max())
+    # the primal value at the exact optimum, its loss term through B_i = 2C s_i (Y_i - F_i)
+    optimum = 0.5 * np.sum(B * (K @ B)) + np.sum(B * B / (4 * C * w[:, None]))
+    assert clf.objective_ == pytest.approx(optimum, rel=1e-9)
+
+
+def test_weighted_squared_loss_on_a_zero_kernel_without_a_bias():
+    """A zero Gram matrix with sample weights and no bias: F = 0, B = 2C s Y; a first version of
+    the least squares met numpy's "zero-size array to reduction operation" (the review)."""
+    from msvm.core.coding import simplex_code
+
+    K, y = np.zeros((6, 6)), np.array([0, 1, 2, 0, 1, 2])
+    w = np.linspace(0.5, 2.0, 6)
+    clf = SimplexSVC(C=2.0, kernel="precomputed", loss="squared").fit(K, y, sample_weight=w)
+    np.testing.assert_allclose(clf.decision_function(K), 0.0, atol=0)
+    Y = simplex_code(3)[y]
+    np.testing.assert_allclose(clf.dual_coef_, 4.0 * w[:, None] * Y, rtol=1e-15)
+    assert clf.objective_ == pytest.approx(2.0 * np.sum(w[:, None] * Y**2), rel=1e-15)
 
 
 @parametrize_with_checks(
@@ -178,7 +230,8 @@ def test_the_squared_loss_with_the_linear_kernel_has_coef_as_the_hinge_loss_does
 def _ridge_scores(X, Y, C, fit_intercept, w=None):
     """The squared loss's optimum from its primal: the d (+1) normal equations of
     min 1/2 ||W||^2 + C sum_i w_i ||x_i W + b^T - Y_i||^2 (the bias unpenalised, w = 1 by
-    default), solved exactly in Fractions; returns the outputs X W + 1 b^T and the objective."""
+    default), solved exactly in Fractions; returns the outputs X W + 1 b^T and the objective
+    (both exact, then rounded)."""
     from fractions import Fraction
 
     A = np.hstack([X, np.ones((X.shape[0], 1))]) if fit_intercept else X
@@ -197,10 +250,20 @@ def _ridge_scores(X, Y, C, fit_intercept, w=None):
         row += [sum((s * r[p] * t[k] for s, r, t in zip(WF, AF, YF, strict=True)), Fraction(0))
                 for k in range(Y.shape[1])]  # fmt: skip
         rows.append(row)
-    W = _gauss_jordan(rows)
-    F = A @ W
-    penalised = W[:-1] if fit_intercept else W
-    return F, 0.5 * np.sum(penalised**2) + C * np.sum(w[:, None] * (F - Y) ** 2)
+    W = _gauss_jordan(rows, exact=True)
+    FF = [[sum((r[p] * W[p][k] for p in range(d)), Fraction(0)) for k in range(Y.shape[1])]
+          for r in AF]  # fmt: skip
+    penalty = sum((v * v for row in W[: d - 1 if fit_intercept else d] for v in row), Fraction(0))
+    loss = sum(
+        (
+            s * (f - t) ** 2
+            for s, fr, tr in zip(WF, FF, YF, strict=True)
+            for f, t in zip(fr, tr, strict=True)
+        ),
+        Fraction(0),
+    )
+    F = np.array([[float(v) for v in row] for row in FF])
+    return F, float(penalty / 2 + Fraction(C) * loss)
 
 
 def _quadratic_features(X):
