@@ -35,8 +35,9 @@ least squares are accurate to 1e-12.  B's part on the range comes from the same 
 part off the range (a rank-deficient kernel) from the residuals, 2C s_i (Y_i - F_i): with widely
 spread weights these round, and the fit warns that ``dual_coef_`` may be inaccurate.  The closed
 form holds the whole Gram matrix (and a symmetrised copy and its eigenvectors, a precomputed
-kernel's too) and costs O(N^3): a fit whose Gram matrix exceeds ``cache_size`` is refused with the size it needs (60 000 points:
-27 GB for it), so that it is asked for, not met as a MemoryError or hours of swapping.
+kernel's too) and costs O(N^3): a fit whose Gram matrix exceeds ``cache_size`` is refused with
+the size it needs (60 000 points: 27 GB for it), so that it is asked for, not met as a
+MemoryError or hours of swapping.
 """
 
 from __future__ import annotations
