@@ -292,8 +292,8 @@ class SimplexSVC(BaseMulticlassSVC):
         r = s > 0
         coords = np.zeros((len(Cs), int(r.sum()), Y.shape[1]))
         if self._weights is not None:
-            P, w = self._positive, self._weights[self._positive]
-            ridge = _weighted_ridge(s, V, w, Y[P], self.fit_intercept)
+            positive, w = self._positive, self._weights[self._positive]
+            ridge = _weighted_ridge(s, V, w, Y[positive], self.fit_intercept)
             for k, C in enumerate(Cs):
                 c = _reciprocal_of_twice(C, w)  # 1 / (2 C s_i)
                 if np.all(c == np.inf):  # every ridge infinite: B = 0, the limit's bias
@@ -306,7 +306,8 @@ class SimplexSVC(BaseMulticlassSVC):
                     # patterns cancel: B 1e6 times off on 15 wine points, weights over 20 decades)
                     F = V[:, r] @ (s[r, None] * coords[k]) + bias[k]
                     off = V[:, ~r]
-                    coef[k, P] = V[:, r] @ coords[k] + off @ (off.T @ ((Y[P] - F) / c[:, None]))
+                    residual_form = (Y[positive] - F) / c[:, None]
+                    coef[k, positive] = V[:, r] @ coords[k] + off @ (off.T @ residual_form)
             return coef, bias, coords
         on_range = _constants_on_range(s, V)  # (G^-1 1 from the range only)
         for k, C in enumerate(Cs):
