@@ -38,6 +38,11 @@ import numpy as np
 
 SIGN, LLW, WW, CS = 0, 1, 2, 3
 
+# A pattern subproblem's phi (``box_rank_one``) is flat on a segment whose slope 1 - c sum v_p^2 is
+# at most this: the rounding of c = 1/L times L free variables (the inhibitory machine at
+# mu = 1/L), not a curvature.
+FLAT_SLOPE = 1e-12
+
 
 # Active variables.  The engine sets aside single variables, as LIBLINEAR's Crammer-Singer solver
 # does (active_size_i), not only whole patterns: a visit then reads and solves only the active
@@ -195,17 +200,54 @@ def _step_at(n, t, g, inv_k, c, v, lo, hi, delta):
 
 
 @nb.njit(cache=True, _nrt=False)
+def _segment_root(n, left, right, g, inv_k, c, v, lo, hi, spans):
+    """The root of phi(t) = v.d(t) - t on [left, right], between two consecutive breakpoints (or
+    beyond them all: left = -inf or right = inf), where phi(left) > 0 >= phi(right); ``spans``
+    holds each variable's two breakpoints (min, max) in order, for those with room and a share.
+
+    On the segment each variable is either unclipped, d_p = g_p / k + c v_p t, or at a bound it
+    keeps, so phi(t) = r - t (1 - c sum_free v_p^2) with r = sum_free v_p g_p / k + sum_clipped
+    v_p d_p, and t = r / (1 - c sum_free v_p^2): no term of the size of the breakpoints, which a
+    bound of C = 1e15 puts near 1e15 / c (the segment's own ends only clip the result).  A
+    segment of zero slope (the inhibitory machine at mu = 1/L, every variable free: the pattern
+    Hessian's null direction v) has phi = 0 on all of it; there the step of least norm."""
+    r, free_sq, free_dot, e = 0.0, 0.0, 0.0, 0
+    for p in range(n):
+        a = g[p] * inv_k
+        if v[p] == 0.0 or not hi[p] > lo[p]:
+            r += v[p] * min(max(a, lo[p]), hi[p])
+            continue
+        first, last = spans[e], spans[e + 1]
+        e += 2
+        if first <= left and last >= right:  # unclipped on the whole segment
+            r += v[p] * a
+            free_sq += v[p] * v[p]
+            free_dot += v[p] * a
+        elif (last <= left) == (c * v[p] > 0.0):  # at hi: past its interval, c v_p t rising
+            r += v[p] * hi[p]
+        else:
+            r += v[p] * lo[p]
+    slope = 1.0 - c * free_sq
+    if slope > FLAT_SLOPE:
+        t = r / slope
+    else:  # phi = 0 on the segment: the t that minimises sum_free (a_p + c v_p t)^2
+        t = -free_dot / (c * free_sq)
+    return min(max(t, left), right)
+
+
+@nb.njit(cache=True, _nrt=False)
 def box_rank_one(n, g, k, c, v, lo, hi, delta, work):
     """Exactly maximise g.d - k/2 (||d||^2 - c (v.d)^2) over lo <= d <= hi (needs c ||v||^2 <= 1),
     for the first n entries.
 
     With t = v.d fixed the problem separates, d_p(t) = clip(g_p / k + c v_p t, lo_p, hi_p), and
     the optimum is the root of phi(t) = v.d(t) - t, a continuous non-increasing piecewise-linear
-    function.  Variable p is unclipped between its two breakpoints, where it adds c v_p^2 to
-    phi's slope (-1 outside every such interval).  The breakpoints are sorted once, with the
-    slope change at each, and phi is followed from the leftmost by its slope: O(n log n)
-    arithmetic instead of one O(n) evaluation of phi per breakpoint.  ``work`` is a work array
-    of size >= 8n (breakpoints and their slope changes, unsorted and sorted).
+    function.  The breakpoints (two a variable with room and a share in v.d) are sorted once;
+    a bisection over them, phi evaluated directly at each, finds the segment holding the root,
+    and ``_segment_root`` solves phi's linear piece there from the variables' own terms.  (A
+    walk along phi by its slopes from the leftmost breakpoint had carried that breakpoint's size
+    into the root: with bounds of 1e15 the steps were off by 0.5-9 and the fits stalled.)
+    ``work`` is a work array of size >= 8n (the breakpoints, unsorted and sorted).
     """
     curvature = k * (1.0 - c * v[0] * v[0]) if n == 1 else k
     if curvature <= 0.0:  # zero kernel diagonal (or flat single variable): linear in d
@@ -222,28 +264,23 @@ def box_rank_one(n, g, k, c, v, lo, hi, delta, work):
                 a, q = g[p] * inv_k, 1.0 / (c * v[p])
                 t_lo, t_hi = (lo[p] - a) * q, (hi[p] - a) * q
                 work[m], work[m + 1] = min(t_lo, t_hi), max(t_lo, t_hi)
-                work[2 * n + m], work[2 * n + m + 1] = c * v[p] * v[p], -c * v[p] * v[p]
                 m += 2
     if m == 0:  # c = 0, or no variable with both room and a share in v.d: phi's root is t = 0
         _step_at(n, 0.0, g, inv_k, c, v, lo, hi, delta)
         return
-    ts, slopes = work[4 * n : 4 * n + m], work[6 * n : 6 * n + m]
-    sort_small_pairs(work[:m], work[2 * n : 2 * n + m], ts, slopes)
-    phi = _step_at(n, ts[0], g, inv_k, c, v, lo, hi, delta)
-    if phi <= 0.0:  # root left of every breakpoint, where phi has slope -1
-        _step_at(n, ts[0] + phi, g, inv_k, c, v, lo, hi, delta)
-        return
-    slope = -1.0
-    for s in range(m - 1):
-        slope += slopes[s]
-        phi_next = phi + slope * (ts[s + 1] - ts[s])
-        if phi_next <= 0.0:  # the root is on this segment
-            drop = phi - phi_next
-            t = ts[s] + (phi * (ts[s + 1] - ts[s]) / drop if drop > 0.0 else 0.0)
-            _step_at(n, t, g, inv_k, c, v, lo, hi, delta)
-            return
-        phi = phi_next
-    _step_at(n, ts[m - 1] + phi, g, inv_k, c, v, lo, hi, delta)  # right of them all, slope -1
+    ts = work[4 * n : 4 * n + m]
+    sort_small_pairs(work[:m], work[:m], ts, ts)
+    # the first breakpoint where phi <= 0 (m: none), phi non-increasing
+    first, last = 0, m
+    while first < last:
+        middle = (first + last) // 2
+        below = _step_at(n, ts[middle], g, inv_k, c, v, lo, hi, delta) <= 0.0
+        last = middle if below else last
+        first = first if below else middle + 1
+    left = ts[first - 1] if first > 0 else -np.inf
+    right = ts[first] if first < m else np.inf
+    t = _segment_root(n, left, right, g, inv_k, c, v, lo, hi, work[:m])
+    _step_at(n, t, g, inv_k, c, v, lo, hi, delta)
 
 
 @nb.njit(cache=True, _nrt=False)

@@ -208,32 +208,49 @@ def best_partner(i, j, g_ij, k, g_ik, col, offset, U, alpha, hi, lin, y_index, k
 
 
 @nb.njit(cache=True, _nrt=False)
+def _clipped_sum(n, a, lo, hi, s):
+    total = 0.0
+    for p in range(n):
+        total += min(max(a[p] - s, lo[p]), hi[p])
+    return total
+
+
+@nb.njit(cache=True, _nrt=False)
 def sum_clip_root(n, a, lo, hi, target, work):
     """s with sum_p clip(a_p - s, lo_p, hi_p) = target (a non-increasing, piecewise-linear
-    function of s; the target lies between sum lo and sum hi).  ``work`` has >= 4n entries."""
+    function of s; the target lies between sum lo and sum hi).  ``work`` has >= 4n entries.
+
+    A bisection over the sorted breakpoints, the sum evaluated directly at each, finds the
+    segment; there the entries unclipped on all of it, F, give s = (sum_F a_p + sum of the
+    others' bounds - target) / |F|, free of the breakpoints' size (a walk from the first
+    breakpoint by slopes had carried bounds of 1e15 into s as errors of 1-40)."""
     for p in range(n):  # breakpoints: below a_p - hi_p the entry is hi_p, above a_p - lo_p lo_p
         work[2 * p], work[2 * p + 1] = a[p] - hi[p], a[p] - lo[p]
     m = 2 * n
     ts = work[2 * n : 2 * n + m]
     sort_small_pairs(work[:m], work[:m], ts, ts)
-    # sum at s = ts[0] is sum hi; walk right until it falls to the target
-    total, slope = 0.0, 0.0
-    for p in range(n):
-        total += hi[p]
-    if total <= target:
+    if _clipped_sum(n, a, lo, hi, ts[0]) <= target:
         return ts[0]
-    for s in range(m):
-        if s > 0:
-            nxt = total + slope * (ts[s] - ts[s - 1])
-            if nxt <= target:
-                return ts[s - 1] + (total - target) / -slope if slope < 0.0 else ts[s]
-            total = nxt
-        # the entries whose upper breakpoint is ts[s] start to fall, those at their lower stop
-        slope = 0.0
-        for p in range(n):
-            if a[p] - hi[p] <= ts[s] < a[p] - lo[p]:
-                slope -= 1.0
-    return ts[m - 1]
+    first, last = 1, m  # the first breakpoint where the sum is <= target (m: none)
+    while first < last:
+        middle = (first + last) // 2
+        if _clipped_sum(n, a, lo, hi, ts[middle]) <= target:
+            last = middle
+        else:
+            first = middle + 1
+    if first == m:
+        return ts[m - 1]
+    left, right = ts[first - 1], ts[first]
+    total, free = -target, 0
+    for p in range(n):
+        if a[p] - hi[p] <= left and a[p] - lo[p] >= right:  # unclipped on [left, right]
+            total += a[p]
+            free += 1
+        else:
+            total += hi[p] if a[p] - hi[p] >= right else lo[p]
+    if free == 0:  # the sum is the target on the whole segment
+        return left
+    return min(max(total / free, left), right)
 
 
 @nb.njit(cache=True, _nrt=False)
