@@ -346,6 +346,24 @@ def test_default_total_dimension_grows_off_the_end_of_the_path():
     assert default.score(X, y) > fixed.score(X, y)
 
 
+def test_many_classes_of_few_points_start_with_room_for_every_column():
+    """40 well-separated classes of 3 points: at D = N = 120 each one-vs-all column had 3
+    components, the leave-one-out errors were flat near 1 (d = 69 of 120, mid-path, so D never
+    grew) and the default fit predicted 17.5 % of new points, where SVC predicts all; D now
+    starts at 32 components a code column."""
+    from sklearn.svm import SVC
+
+    rng = np.random.RandomState(0)
+    centres = rng.normal(0.0, 3.0, (40, 5))
+    y, y_new = np.repeat(np.arange(40), 3), np.repeat(np.arange(40), 5)
+    X = centres[y] + rng.normal(0.0, 0.5, (120, 5))
+    X_new = centres[y_new] + rng.normal(0.0, 0.5, (200, 5))
+    default = MKPMClassifier(random_state=0).fit(X, y)
+    svc = SVC().fit(X, y).score(X_new, y_new)
+    assert svc > 0.95
+    assert default.score(X_new, y_new) >= svc - 0.02
+
+
 def test_a_grown_total_dimension_keeps_the_nystroem_basis_and_the_errors_below_it():
     """D grows on digits (1 257 points, Nystroem with 314 landmarks: d = 1 220 of 1 257 at
     D = N).  The longer path keeps the first pass's basis (its landmarks: the second pass drew
