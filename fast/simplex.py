@@ -42,6 +42,7 @@ MemoryError or hours of swapping.
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import numpy as np
@@ -197,6 +198,7 @@ class SimplexSVC(BaseMulticlassSVC):
     @_fit_context(prefer_skip_nested_validation=True)
     @with_fit_threads
     def _fit_squared(self, X, y, sample_weight=None):
+        start = time.perf_counter()
         X, self._y_index = validate_training_data(self, X, y)
         what = "loss='squared' (a closed form, O(N^3), with two more arrays of its size)"
         check_gram_memory(X.shape[0], self.cache_size, what, hint=", or use loss='hinge'")
@@ -274,6 +276,11 @@ class SimplexSVC(BaseMulticlassSVC):
         else:
             self.__dict__.pop("coef_", None)  # from an earlier fit with the linear kernel
         self._fit_probability(X, self._y_index)
+        if self.verbose:  # (the hinge loss's line is the engine's, ``_report``)
+            print(
+                f"SimplexSVC(loss='squared'): {self._y_index.size} patterns, {T} classes, "
+                f"closed form, primal {self.objective_:.6g}, {time.perf_counter() - start:.2f} s"
+            )
         return self
 
     def coef_path(self, Cs):

@@ -299,7 +299,12 @@ def robustness_command(args) -> int:
     if not args.C_step > 0:
         raise ValueError(f"--C-step must be positive; got {args.C_step}.")
     n_C = int(np.ceil((args.C_max - args.C_min) / args.C_step - 1e-9))  # C_max excluded
-    Cs = tuple(round(args.C_min + k * args.C_step, 10) for k in range(max(n_C, 0)))
+    if n_C < 1:
+        raise ValueError(
+            f"The C grid from --C-min {args.C_min:g} up to (not including) --C-max "
+            f"{args.C_max:g} is empty; --C-max must exceed --C-min."
+        )
+    Cs = tuple(round(args.C_min + k * args.C_step, 10) for k in range(n_C))
     config = StudyConfig(
         datasets=tuple(args.datasets),
         sizes=tuple(args.sizes),

@@ -32,6 +32,18 @@ def test_simplex_estimators_match_the_reference(problem, held_out, loss):
         np.testing.assert_allclose(clf.dual_coef_, ref.dual_coef, atol=1e-3 * p.C)
 
 
+def test_squared_loss_prints_its_summary_line_with_verbose(capsys):
+    """verbose=1 printed nothing for the squared loss (the closed form skips the engine that
+    prints the hinge loss's line)."""
+    X, y = datasets.load("iris", n_samples=60)
+    SimplexSVC(loss="squared", verbose=0).fit(X, y)
+    assert capsys.readouterr().out == ""
+    model = SimplexSVC(loss="squared", verbose=1).fit(X, y)
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith("SimplexSVC(loss='squared'): 60 patterns, 3 classes, closed form")
+    assert f"primal {model.objective_:.6g}" in line
+
+
 def test_squared_loss_path_from_one_eigendecomposition():
     X, y = datasets.load("wine")
     Cs = [0.01, 0.1, 1.0, 10.0]

@@ -122,6 +122,25 @@ def test_a_wrong_reported_value_is_refused(small, label):
     certify(dataclasses.replace(sol, extras=dict(extras)))  # the unperturbed one passes again
 
 
+@pytest.mark.parametrize("name", ["one_vs_all", "weston_watkins", "inhibitory", "simplex_hinge"])
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_an_optimum_of_zero_is_certified_and_a_value_off_it_refused(name, form):
+    """Sample weights on one class and a bias: W = 0 and a bias that meets every margin, the
+    optimum 0.  Its bracket was 1e-11 wide and the solver's 1.5e-10 lay outside it, refused on a
+    valid problem; the scale's floor (a thousandth of the loss at zero outputs) certifies it, and
+    a value off by 1e-6 of that loss is still refused."""
+    X, y = datasets.load("iris", n_samples=60)
+    weights = (y == y[0]).astype(float)
+    p = Problem(X, y, C=1.0, kernel="linear", sample_weight=weights)
+    sol = getattr(FORMULATIONS[name], form)(p, fit_intercept=True)
+    assert abs(sol.objective) <= 1e-8
+    zero_outputs = float(weights.sum()) * (1.0 if name == "simplex_hinge" else y.max() + 1.0)
+    extras = {k: v for k, v in sol.extras.items() if k != "certificate"}
+    wrong = dataclasses.replace(sol, objective=1e-6 * zero_outputs, extras=extras)
+    with pytest.raises(NotSolvedError, match="not certified"):
+        certify(wrong)
+
+
 @pytest.mark.parametrize("label", BIASED)
 def test_a_dual_point_without_the_balance_is_refused_as_a_biased_solution(label):
     """The bias-free dual's optimum, reported as the biased problem's (intercept 0): its dual

@@ -163,6 +163,16 @@ def test_name_equals_file_labels_a_csv_data_set_and_shows_the_papers_row(tmp_pat
     assert " / ".join(f"{v:.2f}" for v in printed) in row
 
 
+def test_an_empty_c_grid_is_refused_by_its_options(tmp_path, capsys):
+    """--C-max below --C-min had been refused as "gammas and Cs must be non-empty lists",
+    blaming the valid gammas and naming neither option."""
+    argv = ["robustness", "--datasets", "iris", "--C-min", "10", "--C-max", "1",
+            "--out", str(tmp_path / "study"), "--quiet"]  # fmt: skip
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "--C-min 10" in error and "--C-max 1" in error and "gammas" not in error
+
+
 def test_a_large_csv_is_read_once_and_quickly(tmp_path, monkeypatch):
     pd = pytest.importorskip("pandas")
     rng = np.random.default_rng(0)
