@@ -116,6 +116,11 @@ STALL = 3
 # the KKT conditions by 1-100, and the epochs then took 1.5-17 s (10^7 steps, a warning, in
 # some runs) where they now take 0.1 s (benchmarks/NOTES.md, stop 41).
 TOL_SHARE = 0.1
+# A run's box is [0, min(hi, ROOM max alpha)]: far below a huge C (a hard margin's optimum does
+# not move with C) the interior point starts half-way up its box, and from 0.5e30 it crawled
+# (glass, inhibitory, C = 1e30: 757 860 epochs beside runs that gained nothing).  The point is a
+# feasible point of the whole box, and the epochs go on from it if the cut bound held it.
+ROOM = 1024.0
 FIXED = 1e16  # the curvature given to a variable fixed at 0, relative to the mean diagonal
 STEP_BACK = 0.995  # the fraction of the step to the boundary taken
 # The modelled cost in ns of one Newton step: STEP_NS . (L N^3, N^3, L N^2, 1) (LAPACK's
@@ -449,15 +454,17 @@ class InteriorPointSwitch:
         self.works, self.worsts = [], []
         K = offset_block(self.source, self.offset, P, P)  # (read only: interior_point copies it)
         lin, hi, y_index = self.lin[P], self.hi[P], self.y_index[P]
+        largest = float(alpha[P].max())
+        box = np.minimum(hi, ROOM * largest) if largest > 0.0 else hi
         # one thread: the same result whatever a fit's n_jobs; the steps' overflows (a kernel of
         # huge entries) end in a non-finite gap, and the run in None, not in warnings
         with blas_threads(1), np.errstate(all="ignore"):
             # the outputs of the variables outside the run (else ~0)
             held = U[P, :L] - K @ pattern_apply(self.kind, alpha[P], y_index)
             if self.kind in (WW, CS):
-                x = self._sum_form_point(K, held, lin, hi, y_index)
+                x = self._sum_form_point(K, held, lin, box, y_index)
             else:
-                x = self._kronecker_point(K, held, lin, hi, y_index)
+                x = self._kronecker_point(K, held, lin, box, y_index)
             if x is None:
                 self.failed = True
                 return 0.0
