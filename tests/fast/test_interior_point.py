@@ -650,10 +650,13 @@ def test_memory_bounds_the_measured_peak(n, L, sum_zero):
 
 
 @pytest.mark.parametrize(
-    "Machine, C, bias", [(InhibitorySVC, 1e4, False), (LeeLinWahbaSVC, 1e3, False),
-                         (LeeLinWahbaSVC, 1e3, True)]
+    "Machine, C, bias, saving",
+    [(InhibitorySVC, 1e4, False, 1.0), (LeeLinWahbaSVC, 1e3, False, 1.25),
+     (LeeLinWahbaSVC, 1e3, True, 1.25)],
 )  # fmt: skip
-def test_the_switch_polishes_its_point_onto_its_face_at_a_tight_tol(Machine, C, bias, monkeypatch):
+def test_the_switch_polishes_its_point_onto_its_face_at_a_tight_tol(
+    Machine, C, bias, saving, monkeypatch
+):
     # At tol = 1e-6 the snap left the run's point violating the KKT conditions by ~1e-4 (a
     # variable near a bound is up to gap / multiplier from it, and moving it shifts the others'
     # gradients), and the epochs closed that on a wide kernel's near-singular face in 1 347
@@ -662,7 +665,10 @@ def test_the_switch_polishes_its_point_onto_its_face_at_a_tight_tol(Machine, C, 
     # fraction of them, at the reference layer's optimum.  The epochs are summed over four
     # seeds: one seed's count moves with the last bits of K (stop 60's symmetric Gram matrix
     # took the inhibitory machine's seed 0 from 752 / 1 362 to 902 / 928 epochs; over seeds
-    # 0-3 the polish saves 1.31x on the old matrix and 1.49x on the new).
+    # 0-3 the polish saves 1.31x on the old matrix and 1.49x on the new).  Stop 63's exact
+    # pattern steps (``patterns.box_rank_one`` at any C) cut the inhibitory machine's epochs over
+    # the four seeds from 3 438 to 2 798 polished and from 5 100 to 3 076 snapped: the polish
+    # still saves epochs there, 1.10x, where it saved 1.48x against the old steps.
     X, y = wide_iris()
     params = dict(C=C, gamma=0.01, tol=1e-6, max_iter=-1, fit_intercept=bias)
     seeds = range(4)
@@ -670,7 +676,7 @@ def test_the_switch_polishes_its_point_onto_its_face_at_a_tight_tol(Machine, C, 
     monkeypatch.setattr(interior_point.InteriorPointSwitch, "_polished", lambda self, x, *a: x)
     snapped = [Machine(**params, random_state=seed).fit(X, y) for seed in seeds]
     assert all(m.kkt_violation_ <= 1e-6 for m in polished + snapped)
-    assert sum(m.n_iter_ for m in polished) < sum(m.n_iter_ for m in snapped) / 1.25
+    assert sum(m.n_iter_ for m in polished) < sum(m.n_iter_ for m in snapped) / saving
     polished = polished[0]
     p = Problem(X, y, C=C, kernel="rbf", gamma=0.01)
     reference = FORMULATIONS[FORMULATION[Machine]].dual(p, fit_intercept=bias)
