@@ -113,7 +113,7 @@ NYSTROEM_ABOVE = 1000  # approximation="auto" uses Nystroem for more training po
 NYSTROEM_LANDMARKS = (300, 1000)  # default landmarks: N / 4 clipped to this range (at most N)
 COLUMN_START = 256  # first cap K on d_l that max_column_dimension="auto" tries (then doubles)
 TOTAL_BINDS = 0.1  # n_components=None: D doubles while the selected d is in its last tenth
-COLUMN_SHARE = 32  # n_components=None: D starts at max(N, 32 L), 32 a code column on average
+COLUMN_SHARE = 32  # n_components=None: D starts at max(N, 32 code columns)
 
 
 class MKPMClassifier(ClassifierMixin, BaseEstimator):
@@ -123,7 +123,8 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     ----------
     n_components : int or None, default=None
         D, the largest total dimension d = d_1 + ... + d_L on the path.  None: the number of
-        training points N, at least 32 components a column on average (32 L; at most L K),
+        training points N, at least 32 components a code column on average (32 times the
+        code's columns, L for the default one-vs-all code; at most L K),
         doubled, up to L N, while the selected d
         lies in the path's last tenth (with many classes N leaves each column about N / L
         components: 30 classes of 5 points selected d = 148 of 150 at 40 % cross-validated

@@ -210,7 +210,8 @@ def _segment_root(n, left, right, g, inv_k, c, v, lo, hi, spans):
     v_p d_p, and t = r / (1 - c sum_free v_p^2): no term of the size of the breakpoints, which a
     bound of C = 1e15 puts near 1e15 / c (the segment's own ends only clip the result).  A
     segment of zero slope (the inhibitory machine at mu = 1/L, every variable free: the pattern
-    Hessian's null direction v) has phi = 0 on all of it; there the step of least norm."""
+    Hessian's null direction v) has phi = 0 on all of it; there the step of least norm on the
+    segment the bisection found (where phi is 0 over several segments, the leftmost of them)."""
     r, free_sq, free_dot, e = 0.0, 0.0, 0.0, 0
     for p in range(n):
         a = g[p] * inv_k
@@ -247,7 +248,11 @@ def box_rank_one(n, g, k, c, v, lo, hi, delta, work):
     and ``_segment_root`` solves phi's linear piece there from the variables' own terms.  (A
     walk along phi by its slopes from the leftmost breakpoint had carried that breakpoint's size
     into the root: with bounds of 1e15 the steps were off by 0.5-9 and the fits stalled.)
-    ``work`` is a work array of size >= 8n (the breakpoints, unsorted and sorted).
+    ``work`` is a work array of size >= 6n (the breakpoints, unsorted and sorted).  Known limit:
+    where c ||v||^2 rounds above 1 (the inhibitory machine at mu = 1/L for L = 5: 0.2 L = 1 +
+    2^-54) the float model curves down along v, and with room of ~3e15 or more on both sides of
+    v phi's rounding can send the bisection to a far segment: about 1 in 1 000 random steps at
+    C = 3e15-1e18 (none in the fits tried; stop 63's review).
     """
     curvature = k * (1.0 - c * v[0] * v[0]) if n == 1 else k
     if curvature <= 0.0:  # zero kernel diagonal (or flat single variable): linear in d

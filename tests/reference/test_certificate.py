@@ -19,7 +19,7 @@ from msvm.core.kernels import kernel_matrix
 from msvm.core.validation import indefinite_threshold
 from msvm.reference import FORMULATIONS, NotSolvedError, Problem, sum_svm
 from msvm.reference import problem as problem_module
-from msvm.reference.certificate import RTOL, certify
+from msvm.reference.certificate import RTOL, certify, loss_at_zero
 from msvm.reference.pairwise import differences, negatives
 
 # Every formulation with the options that change its certificate (bias, rescaling, prototypes).
@@ -127,18 +127,39 @@ def test_a_wrong_reported_value_is_refused(small, label):
 def test_an_optimum_of_zero_is_certified_and_a_value_off_it_refused(name, form):
     """Sample weights on one class and a bias: W = 0 and a bias that meets every margin, the
     optimum 0.  Its bracket was 1e-11 wide and the solver's 1.5e-10 lay outside it, refused on a
-    valid problem; the scale's floor (a thousandth of the loss at zero outputs) certifies it, and
-    a value off by 1e-6 of that loss is still refused."""
+    valid problem; the reported value's floor (1e-4 of the loss at zero outputs) certifies it,
+    and a value off by 1e-6 of that loss is still refused."""
     X, y = datasets.load("iris", n_samples=60)
     weights = (y == y[0]).astype(float)
     p = Problem(X, y, C=1.0, kernel="linear", sample_weight=weights)
     sol = getattr(FORMULATIONS[name], form)(p, fit_intercept=True)
     assert abs(sol.objective) <= 1e-8
-    zero_outputs = float(weights.sum()) * (1.0 if name == "simplex_hinge" else y.max() + 1.0)
+    zero_outputs = loss_at_zero(sol)
+    assert zero_outputs >= weights.sum()  # every weighted pattern's loss at F = 0 is >= 1
     extras = {k: v for k, v in sol.extras.items() if k != "certificate"}
     wrong = dataclasses.replace(sol, objective=1e-6 * zero_outputs, extras=extras)
     with pytest.raises(NotSolvedError, match="not certified"):
         certify(wrong)
+
+
+@pytest.mark.parametrize("C, spread", [(1e3, False), (1.0, True)])
+def test_the_zero_floor_does_not_certify_weights_off_a_small_optimum(C, spread):
+    """The floor is the reported value's alone: a first version floored the bracket's scale too
+    and certified the simplex hinge's weights times 1 + 1e-5 (C = 1 000) and up to 1 + 3e-4 (C = 1,
+    sample weights 1e-3-1e2) on iris times 30: an optimum of 8.5e-4 against floors of 0.03 and
+    0.57."""
+    X, y = datasets.load("iris", n_samples=30)
+    weights = 10.0 ** np.random.default_rng(0).integers(-3, 3, size=y.size) if spread else None
+    sol = FORMULATIONS["simplex_hinge"].primal(
+        Problem(30 * X, y, C=C, kernel="linear", sample_weight=weights)
+    )
+    extras = {k: v for k, v in sol.extras.items() if k != "certificate"}
+    for factor in (1 + 1e-5, 1 + 1e-4, 1 + 3e-4):
+        wrong = dataclasses.replace(
+            sol, weights=sol.weights * factor, coef=sol.coef * factor, extras=dict(extras)
+        )
+        with pytest.raises(NotSolvedError, match="not certified"):
+            certify(wrong)
 
 
 @pytest.mark.parametrize("label", BIASED)
