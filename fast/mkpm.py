@@ -124,14 +124,13 @@ class MKPMClassifier(ClassifierMixin, BaseEstimator):
     n_components : int or None, default=None
         D, the largest total dimension d = d_1 + ... + d_L on the path.  None: the number of
         training points N, at least 32 components a code column on average (32 times the
-        code's columns, L for the default one-vs-all code; at most L K),
-        doubled, up to L N, while the selected d
-        lies in the path's last tenth (with many classes N leaves each column about N / L
-        components: 30 classes of 5 points selected d = 148 of 150 at 40 % cross-validated
-        accuracy, against 87 % with D grown; 40 classes of 3 points, D = N: flat errors near 1
-        put d mid-path, and 17.5 % test accuracy).  The longer path is in the same basis (its
-        landmarks too), the same below the old D; with ``selection="loo"`` its errors there are
-        kept (the other selections compute them again, on new folds for "cv").
+        code's columns, L for the default one-vs-all code; at most L K), doubled, up to L N,
+        while the selected d lies in the path's last tenth (with many classes N leaves each
+        column about N / L components: 30 classes of 5 points selected d = 148 of 150 at 40 %
+        cross-validated accuracy, against 87 % with D grown; 40 classes of 3 points, D = N: flat
+        errors near 1 put d mid-path, and 17.5 % test accuracy).  The longer path is in the same
+        basis (its landmarks too), the same below the old D; with ``selection="loo"`` its errors
+        there are kept (the other selections compute them again, on new folds for "cv").
     max_column_dimension : int or None, default=None
         K, the most kernel-PCA components one code column can use: only the top K eigenpairs
         of the Gram matrix are computed.  None: start at min(256, D) and double while some

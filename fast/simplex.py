@@ -226,10 +226,11 @@ class SimplexSVC(BaseMulticlassSVC):
             # times them)
             s, V = self._eigen
             r = s > 0
-            F = V[:, r] @ (s[r, None] * P) + b
+            kept = V[:, r]  # (a copy: taken once)
+            F = kept @ (s[r, None] * P) + b
             norm_sq = float(np.sum(s[r, None] * P * P))
             model = np.zeros_like(B)
-            model[self._positive] = V[:, r] @ P  # B on K~'s range: k(x, X) B without B's rounding
+            model[self._positive] = kept @ P  # B on K~'s range: k(x, X) B without B's rounding
             w = None if weights is None else weights[self._positive]
             targets = self._targets[self._positive]
             loss = objectives.simplex_square_loss(F, targets, w)
@@ -388,10 +389,11 @@ def _weighted_ridge(s, V, w, Y, fit_intercept):
     part along a moves into b at no loss and less penalty, and without it the columns (Phi, 1)
     are dependent and the split between them rounding's at a large C."""
     r = s > 0
-    features = V[:, r] * np.sqrt(s[r])
+    kept = V[:, r]  # (a copy: taken once)
+    features = kept * np.sqrt(s[r])
     basis = np.eye(features.shape[1])
     if fit_intercept and not _constants_on_range(s, V).all():
-        a = V[:, r].T @ np.ones(s.size) / np.sqrt(s[r])
+        a = kept.T @ np.ones(s.size) / np.sqrt(s[r])
         basis = np.linalg.qr(a[:, None], mode="complete")[0][:, 1:]  # a's complement
     top = w.max()
     t = np.sqrt(w / top)
