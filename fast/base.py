@@ -34,11 +34,13 @@ from msvm.fast.calibration import ProbabilityMixin
 from msvm.fast.callable_kernel import fit_with_callable, forget_callable_fit, kernel_rows
 from msvm.fast.convergence import FitWarnings
 from msvm.fast.engine import (
+    DRIFT_SHARE,
     STEP_ROUNDING,
     DecompositionSolver,
     FitLimits,
     LinearData,
     coupling_mass,
+    increment_rounding,
     state_outputs,
     state_weights,
 )
@@ -149,17 +151,15 @@ GREEDY_CACHED_SHARE = 0.02
 # on iris (105 patterns), 1.0-1.1x on wine (124), 1.2-1.4x on glass (149), 0.9x on E. coli
 # (235), 0.5x on vowel (369) (benchmarks/NOTES.md, stop 49).
 NARROW_COUPLING, NARROW_MIN_PATTERNS = 0.1, 200
-# The kernel path keeps its outputs U = (K + rho 11^T) state_coef by increments, each of which
-# may round a row by up to eps (max |U| + max K_ii times a step's change of the state), the
-# linear path its weights W, the outputs X W + w0 by up to eps max_i ||x_i||_1 (max |W| + max |x|
-# times a step's change; the step's product rounds too).  Where n_steps_ such roundings could reach
-# DRIFT_SHARE tol, they are recomputed from the dual variables at the end and the KKT violation
-# checked with them (``_recheck_state``).  Iris times 10 000 as a linear Gram matrix (max |U| ~
-# 1e12, a rounding of ~3e-4 an update, at tol = 1e-3): Lee-Lin-Wahba's outputs had drifted by 58
-# after its 10^7 steps, and it reported a dual objective of 90.7 at an optimum of 67.5; on the
-# features times 100 000 its coef_ was 10 % off X^T B and its dual objective -1 765 for 65.4.
-# On the grids' data sets the check runs on 15 of 756 fits and passes on each (stop 41).
-DRIFT_SHARE = 0.1
+# The kernel path keeps its outputs U = (K + rho 11^T) state_coef by increments, the linear path
+# its weights W, and each increment may round the outputs by up to ``engine.increment_rounding``.
+# Where n_steps_ such roundings could reach DRIFT_SHARE tol, they are recomputed from the dual
+# variables at the end and the KKT violation checked with them (``_recheck_state``; the engine's
+# runs check the same as they go).  Iris times 10 000 as a linear Gram matrix (max |U| ~ 1e12, a
+# rounding of ~3e-4 an update, at tol = 1e-3): Lee-Lin-Wahba's outputs had drifted by 58 after
+# its 10^7 steps, and it reported a dual objective of 90.7 at an optimum of 67.5; on the features
+# times 100 000 its coef_ was 10 % off X^T B and its dual objective -1 765 for 65.4.  On the
+# grids' data sets the check runs on 15 of 756 fits and passes on each (stop 41).
 REFRESHES = 3  # recomputations of the state at most, each followed by the epochs
 
 _EQUIVALENCE = (
@@ -514,35 +514,21 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
     def _recheck_state(self, state, k_max, rho, alpha, y_index, c, lin, hi, steps):
         """``state`` -- (data, W, w0) on the linear path, (source, U) on the kernel path, whose
         largest kernel entry is ``k_max`` -- as the fit's ``steps`` left it, or, where their
-        increments could have rounded the outputs by more than DRIFT_SHARE tol (each by eps
-        times the state's size and a step's: the product x_i dS_i rounds too, and on the
-        features times 1e5 its rounding, not W's, made coef_ drift by 10 %), the weights or
-        outputs recomputed from ``alpha``, with the KKT violation at ``lin`` (else None) and
-        each increment's rounding.  The violation is the solver's own stopping quantity: the
-        largest KKT violation, or for ISVM's Algorithms 1 and 2 (``solver="smo"``/``"sgd"``) the
-        mean KKT distance they stop on."""
-        step = float(hi.max(initial=0.0)) * hi.shape[1]  # a step's change of a state entry
+        increments could have rounded the outputs by more than DRIFT_SHARE tol (each by
+        ``engine.increment_rounding``), the weights or outputs recomputed from ``alpha``, with
+        the KKT violation at ``lin`` (else None) and each increment's rounding.  The violation
+        is the solver's own stopping quantity: the largest KKT violation, or for ISVM's
+        Algorithms 1 and 2 (``solver="smo"``/``"sgd"``) the mean KKT distance they stop on."""
         linear = len(state) == 3
-        if linear:  # W += x_i^T dS_i, read as outputs x W + w0
-            data, W, w0 = state
-            w_max = float(np.abs(W).max(initial=0.0))
-            # ||x_i||_1 <= sqrt(d) ||x_i||_2 first (no pass over X), the exact 1-norms only
-            # where that bound does not settle it
-            norm = float(np.sqrt(data.sq_norms.max(initial=0.0)))
-            size = np.sqrt(data.X.shape[1]) * norm * (w_max + norm * step)
-            if steps * np.finfo(float).eps * size > DRIFT_SHARE * self.tol:
-                row_sums = float(np.asarray(abs(data.X).sum(axis=1)).max(initial=0.0))
-                size = row_sums * (w_max + float(abs(data.X).max()) * step)
-        else:  # U += (K + rho) dS_i, |K_ij| <= k_max
-            source, U = state
-            size = float(np.abs(U).max(initial=0.0)) + (k_max + rho) * step
-        rounding = np.finfo(float).eps * size
+        rounding = increment_rounding(state, k_max, rho, hi, DRIFT_SHARE * self.tol / max(steps, 1))
         if not steps * rounding > DRIFT_SHARE * self.tol:
             return state, None, rounding
         if linear:
+            data = state[0]
             W, w0 = state_weights(self._kind, c, data.X, rho, alpha, y_index)
             state, outputs = (data, W, w0), np.asarray(data.X @ W) + w0
         else:
+            source = state[0]
             outputs = self._outputs(source, rho, alpha, y_index, c)
             state = (source, outputs)
         if not self._largest_violation:  # ISVM's Algorithms 1 and 2: their mean KKT distance

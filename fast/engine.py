@@ -946,7 +946,17 @@ EPOCH_LINES = 2
 UNLIMITED = 2**40  # epochs for max_iter=-1 (the step budget ends such a run first)
 STEP_BUDGET, STEP_BUDGET_PER_PATTERN, STALL_EPOCHS = 10**7, 100, 3
 PROGRESS, MAX_BUDGETS = 0.5, 10
+# Within a run the outputs kept by increments are also recomputed from the dual variables once
+# rounding could have moved them by DRIFT_SHARE tol: every max(CHECK_STEPS, CHECK_EPOCHS N) pattern
+# steps a run adds ``increment_rounding`` per step to its modelled drift, and recomputes them when
+# that reaches DRIFT_SHARE tol (a fit checks the same at its end: ``base._recheck_state``).  A fit
+# whose outputs are sums of huge terms otherwise wanders on its drifted outputs: standardised iris,
+# gamma = scale / 100, C = 1e8 (dual variables ~1e8, outputs O(1)), tol = 1e-6 took 76 s, 10^7
+# steps, and ended with a ConvergenceWarning at a dual 1e-7 below that of tol = 1e-3's 0.2 s fit
+# (stop 64).  A fit whose outputs stay below ~1e3 never reaches a recomputation within its budgets.
+DRIFT_SHARE, CHECK_STEPS, CHECK_EPOCHS = 0.1, 10**5, 10
 STEP_ROUNDING = 1e-6  # a step limit this close above a whole number of steps is that number
+EPS = float(np.finfo(np.float64).eps)
 
 
 def relaxation(source, offset: float, kdiag: np.ndarray) -> float:
@@ -982,6 +992,27 @@ def coupling_mass(source, offset: float, kdiag: np.ndarray) -> float:
     if not defined.any():
         return 0.0
     return float(np.median((sums * (N - 1) / np.maximum(others, 1))[defined]))
+
+
+def increment_rounding(state, k_max: float, rho: float, hi: np.ndarray, bar=np.inf) -> float:
+    """The most one step's increments may round an output by. The kernel path's state (source,
+    U) is updated as U += (K + rho 11^T) dS_i, |K_ij| <= ``k_max``: eps (max |U| + (k_max + rho)
+    s), s = L max hi a step's change of a state entry.  The linear path's (data, W, w0) as W +=
+    x_i^T dS_i, read as outputs x W + w0: eps max_i ||x_i||_1 (max |W| + max |x| s), the product
+    x_i dS_i rounding too (on the features times 1e5 its rounding, not W's, made coef_ drift by
+    10 %); ||x_i||_1 is bounded by sqrt(d) ||x_i||_2 (no pass over X), and computed only where
+    that bound puts the rounding above ``bar``."""
+    step = float(hi.max(initial=0.0)) * hi.shape[1]
+    if len(state) == 2:
+        return EPS * (float(np.abs(state[1]).max(initial=0.0)) + (k_max + rho) * step)
+    data, W, _ = state
+    w_max = float(np.abs(W).max(initial=0.0))
+    norm = float(np.sqrt(data.sq_norms.max(initial=0.0)))
+    rounding = EPS * np.sqrt(data.X.shape[1]) * norm * (w_max + norm * step)
+    if rounding > bar:
+        row_sums = float(np.asarray(abs(data.X).sum(axis=1)).max(initial=0.0))
+        rounding = EPS * row_sums * (w_max + float(abs(data.X).max()) * step)
+    return rounding
 
 
 def epoch_limit(max_iter: int) -> int:
@@ -1394,6 +1425,7 @@ class DecompositionSolver:
         tested=False,
         value=None,
         exact=None,
+        rounding=None,
     ):
         """Epochs over a shrinking active set until a pass over every pattern has violation <= tol.
 
@@ -1423,9 +1455,19 @@ class DecompositionSolver:
         is due, further than that re-check would come (eps_shrink), within the given epochs, and
         returns the epochs it took and the largest violation over every variable after it;
         every variable is then checked again, as at any re-check.
+
+        ``exact()``, if given, recomputes the outputs kept by increments from the dual variables
+        and returns how far they had drifted, at each budget's end (``_next_budget``, with
+        ``value()``, the dual objective) and, with ``rounding(bar)`` (``increment_rounding``),
+        once the drift that rounding may have caused reaches DRIFT_SHARE tol (checked every
+        max(CHECK_STEPS, CHECK_EPOCHS N) steps).
         """
         active, n_active = np.arange(n_patterns), n_patterns
-        schedule = new_schedule(self.tol, self.skip_below, path, self.budget - self.n_steps)
+        check_every = max(CHECK_STEPS, CHECK_EPOCHS * n_patterns) if rounding else np.inf
+        check_at, checked, modelled = self.n_steps + check_every, self.n_steps, 0.0
+        schedule = new_schedule(
+            self.tol, self.skip_below, path, min(self.budget, check_at) - self.n_steps
+        )
         shrink_at = 0.0 if self.shrinking else np.inf
         single = (self.stop is not None and not tested) or self.verbose >= EPOCH_LINES
         chunk = 1 if single else (every if polish is not None else self.epochs)
@@ -1440,6 +1482,8 @@ class DecompositionSolver:
         self.budget_end = None
         while n_iter < self.epochs:
             n = min(chunk, self.epochs - n_iter)
+            if polish is not None:  # to the next Newton step, however checks cut the chunks
+                n = min(n, max(period - since, 1))
             before = n_active
             ran, converged, n_active, steps = epochs(n, seed, active, n_active, schedule, shrink_at)
             seed = -1
@@ -1450,12 +1494,23 @@ class DecompositionSolver:
                 print(f"epoch {n_iter}: {before} active, max KKT violation {worst:.3e}")
             if converged or (self.stop is not None and self.stop()):
                 return n_iter, worst
-            if exhausted(schedule):
-                if values is not None and schedule[IDLE] < STALL_EPOCHS:
-                    if self._next_budget(values, value, exact):
-                        schedule[STEPS_LEFT] = self.budget - self.n_steps
-                        continue
-                break
+            stuck = schedule[IDLE] >= STALL_EPOCHS
+            if exhausted(schedule) and not stuck and check_at <= self.n_steps < self.budget:
+                # (then on as after any epochs: the steps do not depend on where checks fall)
+                steps = self.n_steps - checked
+                modelled += rounding((DRIFT_SHARE * self.tol - modelled) / steps) * steps
+                if modelled >= DRIFT_SHARE * self.tol:
+                    drift, modelled = exact(), 0.0
+                    if self.verbose >= EPOCH_LINES:
+                        print(f"outputs recomputed: rounding had moved them by {drift:.1e}")
+                checked, check_at = self.n_steps, self.n_steps + check_every
+                schedule[STEPS_LEFT] = min(self.budget, check_at) - self.n_steps
+            elif exhausted(schedule):
+                if values is None or stuck or not self._next_budget(values, value, exact):
+                    break
+                checked, check_at, modelled = self.n_steps, self.n_steps + check_every, 0.0
+                schedule[STEPS_LEFT] = min(self.budget, check_at) - self.n_steps
+                continue
             small = compact is not None and n_active <= compact.at
             if small and schedule[ALL_ACTIVE] == 0.0 and n_iter < self.epochs:
                 # further than the active set alone would have gone (to the re-check at
@@ -1630,7 +1685,9 @@ class DecompositionSolver:
             U[:] = fresh
             return drift
 
-        common = dict(compact=compact, value=lambda: self.dual_value(alpha, U), exact=exact)
+        common = dict(compact=compact, value=lambda: self.dual_value(alpha, U), exact=exact,
+                      rounding=lambda bar: increment_rounding((source, U), float(kdiag.max()),
+                                                              self.offset, self.hi))  # fmt: skip
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
             return self._run(epochs, N, path, **common)
@@ -1821,7 +1878,11 @@ class DecompositionSolver:
             W[:], w0[:] = fresh, fresh0
             return drift
 
-        hooks = dict(value=lambda: self.weights_dual_value(alpha, W, w0), exact=exact)
+        def rounding(bar):
+            return increment_rounding((data, W, w0), 0.0, self.offset, self.hi, bar)
+
+        hooks = dict(value=lambda: self.weights_dual_value(alpha, W, w0), exact=exact,
+                     rounding=rounding)  # fmt: skip
 
         def run():
             # No Newton steps in a run that a stop test ends early (MProt's partial static
