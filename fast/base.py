@@ -465,12 +465,18 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
             unconverged.run.clear()  # the run's own test was off by rounding: converged
         if exact is not None and exact > self.tol:
             if claimed <= self.tol or rounding >= 0.01 * self.tol:
+                # (the rounding grows with C times the kernel's largest entry: standardised
+                # features with an RBF kernel at C = 1e8 round by ~7e-8, above tol = 1e-8)
+                advice = (
+                    f"tol is below that rounding: raise tol above {rounding:.1e}, or lower C"
+                    if rounding >= self.tol
+                    else "Lower C, rescale a kernel of large entries, or raise tol"
+                )
                 unconverged.other.append(
                     f"The {self._stopping_measure} recomputed from the dual variables is "
                     f"{exact:.2e} > tol={self.tol:g}, where the fit's own test, on the "
                     f"{'weights' if linear else 'outputs'} it kept by increments (each may "
-                    f"round them by {rounding:.1e}), found {claimed:.2e}. Rescale the features "
-                    "or the kernel (or raise tol)."
+                    f"round them by {rounding:.1e}), found {claimed:.2e}. {advice}."
                 )
         self.n_iter_ = int(np.ceil(n_iter - STEP_ROUNDING))  # (a started epoch counts)
         self.n_steps_ = n_steps

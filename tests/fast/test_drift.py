@@ -20,6 +20,7 @@ from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
     LeeLinWahbaSVC,
+    OneVsAllSVC,
     WestonWatkinsSVC,
     engine,
 )
@@ -100,3 +101,13 @@ def test_outputs_recomputed_after_every_epoch_reach_the_reference_optimum(
     assert RECOMPUTED in capsys.readouterr().out
     reference = FORMULATIONS[key].dual(Problem(X, y, C=10.0, kernel=kernel, gamma=gamma))
     assert clf.dual_objective_ == pytest.approx(reference.objective, rel=1e-6)
+
+
+def test_a_tol_below_the_rounding_of_an_increment_is_named_in_the_warning(huge_dual_iris):
+    """At C = 1e8 one increment may round the outputs by ~7e-8 (eps C L): tol = 1e-8 cannot be
+    tested, and the warning says to raise tol, not to rescale features that are standardised
+    (stop 64's audit: the old text's advice)."""
+    X, y, gamma = huge_dual_iris
+    with pytest.warns(ConvergenceWarning, match=r"tol is below that rounding: raise tol above"):
+        clf = OneVsAllSVC(C=1e8, gamma=gamma, tol=1e-8, random_state=0).fit(X, y)
+    assert clf.kkt_violation_ > clf.tol
