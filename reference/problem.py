@@ -456,8 +456,10 @@ def solve(objective, constraints, solver: str = DEFAULT_SOLVER, strict: bool = F
                 raise NotSolvedError(f"{name} and OSQP failed on this problem: {second}") from exc
     elapsed = time.perf_counter() - start
     if problem.status not in ((cp.OPTIMAL,) if strict else (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)):
+        hint = "rescale C or the kernel"
+        hint = hint if name == "CLARABEL" else f"try solver='CLARABEL', or {hint}"
         raise NotSolvedError(
             f"{name} stopped with status {problem.status!r}; the reference value needs an "
-            "optimal solution (try solver='CLARABEL', or rescale C / the kernel)."
+            f"optimal solution ({hint})."
         )
     return problem, elapsed

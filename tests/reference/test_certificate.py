@@ -642,3 +642,17 @@ def test_a_logistic_primal_off_its_optimum_is_polished_by_newton_steps(monkeypat
     peer = LogisticRegression(C=p.C, solver="newton-cholesky", tol=1e-12, max_iter=1_000)
     peer.fit(p.R, p.y_index)
     np.testing.assert_allclose(polished.weights, peer.coef_.T, atol=1e-6)
+
+
+def test_a_status_that_is_not_optimal_names_a_remedy_other_than_the_solver_used():
+    """A problem that is not solved names a remedy: with Clarabel, not Clarabel (on the
+    inhibitory dual of standardised iris at C = 1e8, gamma = scale / 100, which Clarabel calls
+    'unbounded', the error had said to try solver='CLARABEL'); with another solver, Clarabel."""
+    import cvxpy as cp
+
+    x = cp.Variable()
+    infeasible = (cp.Minimize(x), [x >= 1, x <= 0])
+    with pytest.raises(NotSolvedError, match=r"CLARABEL stopped .*\(rescale C or the kernel\)"):
+        problem_module.solve(*infeasible)
+    with pytest.raises(NotSolvedError, match=r"OSQP stopped .*try solver='CLARABEL', or rescale"):
+        problem_module.solve(*infeasible, solver="OSQP")
