@@ -1299,6 +1299,7 @@ class DecompositionSolver:
         self.earlier_steps = 0  # the fit's earlier runs' steps (continue_fit: MAX_BUDGETS)
         self.more_budgets = max_iter == -1  # whether a run may go on after a budget (PROGRESS)
         self.budget_end = None  # why a run that spent budgets ended (the warning's text)
+        self.held_outputs = False  # U holds outputs of patterns outside the run (no exact())
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
@@ -1691,6 +1692,8 @@ class DecompositionSolver:
         common = dict(compact=compact, value=lambda: self.dual_value(alpha, U), exact=exact,
                       rounding=lambda bar: increment_rounding((source, U), float(kdiag.max()),
                                                               self.offset, self.hi))  # fmt: skip
+        if self.held_outputs:  # a compact phase: U[A] also holds the held patterns' outputs
+            common.update(exact=None, rounding=None)
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
             return self._run(epochs, N, path, **common)
@@ -1742,6 +1745,7 @@ class DecompositionSolver:
             cache_size=self.cache_bytes / 2**20,
         )
         sub.warn = False  # the caller checks every variable next, and warns at its own max_iter
+        sub.held_outputs = True  # (U[A] holds the other patterns' outputs: not from alpha[A])
         alpha_A, U_A = alpha[A], np.asfortranarray(U[A])
         before = state_coef(self.kind, alpha_A, self.y_index[A], self.c)
         taken, _ = sub.solve_kernel(restricted_source(source, A), alpha_A, U_A)

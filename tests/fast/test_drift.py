@@ -129,3 +129,23 @@ def test_a_gram_matrix_of_huge_entries_converges_to_the_features_optimum(Estimat
     assert gram.dual_objective_ == pytest.approx(features.dual_objective_, rel=1e-4)
     # (points on the boundary of two optima within tol may go either way)
     assert np.mean(gram.predict(X @ X.T) == features.predict(X)) >= 0.98
+
+
+@pytest.mark.parametrize("Estimator", [WestonWatkinsSVC, InhibitorySVC])
+def test_compact_phases_recompute_nothing_and_reach_the_whole_gram_optimum(monkeypatch, Estimator):
+    """Columns computed on demand, compacted once shrunk (as tests/fast/test_compact.py), a
+    recomputation due at every check: a compact phase's outputs U[A] also hold the held
+    patterns' outputs, which its dual variables alpha[A] alone do not give, so only the whole
+    run recomputes (a first version recomputed U[A] from alpha[A] too: the review's find)."""
+    from msvm.core import datasets
+
+    monkeypatch.setattr(engine, "COMPACT_FRACTION", 0.75)
+    monkeypatch.setattr(engine, "COMPACT_FRACTION_INHIBITORY", 0.75)
+    X, y = datasets.load("digits", n_samples=400)
+    common = dict(tol=1e-8, max_iter=100_000, random_state=0)
+    whole = Estimator(**common).fit(X, y)
+    monkeypatch.setattr(engine, "DRIFT_SHARE", 0.0)
+    monkeypatch.setattr(engine, "CHECK_STEPS", 1)
+    monkeypatch.setattr(engine, "CHECK_EPOCHS", 1)
+    lru = Estimator(cache_size=0.2, **common).fit(X, y)
+    assert lru.dual_objective_ == pytest.approx(whole.dual_objective_, rel=1e-8)
