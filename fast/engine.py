@@ -952,7 +952,7 @@ PROGRESS, MAX_BUDGETS = 0.5, 10
 # that reaches DRIFT_SHARE tol (a fit checks the same at its end: ``base._recheck_state``).  A fit
 # whose outputs are sums of huge terms otherwise wanders on its drifted outputs: standardised iris,
 # gamma = scale / 100, C = 1e8 (dual variables ~1e8, outputs O(1)), tol = 1e-6 took 76 s, 10^7
-# steps, and ended with a ConvergenceWarning at a dual 1e-7 below that of tol = 1e-3's 0.2 s fit
+# steps, and ended with a ConvergenceWarning at a dual 4e-7 below that of tol = 1e-3's 0.2 s fit
 # (stop 64).  A fit whose steps times that bound stay below DRIFT_SHARE tol never recomputes (at
 # tol = 1e-3 within 10^7 steps: outputs and C L up to ~4e4).  A compact phase's shrunk problem is
 # not checked: its outputs also hold the held patterns', which its dual variables do not give.
