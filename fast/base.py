@@ -529,14 +529,13 @@ class BaseMulticlassSVC(ProbabilityMixin, ClassifierMixin, BaseEstimator):
         rounding = increment_rounding(state, k_max, rho, hi, DRIFT_SHARE * self.tol / max(steps, 1))
         if not steps * rounding > DRIFT_SHARE * self.tol:
             return state, None, rounding
+        owner = state[0]  # the linear path's data, the kernel path's column source
         if linear:
-            data = state[0]
-            W, w0 = state_weights(self._kind, c, data.X, rho, alpha, y_index)
-            state, outputs = (data, W, w0), np.asarray(data.X @ W) + w0
+            W, w0 = state_weights(self._kind, c, owner.X, rho, alpha, y_index)
+            state, outputs = (owner, W, w0), np.asarray(owner.X @ W) + w0
         else:
-            source = state[0]
-            outputs = self._outputs(source, rho, alpha, y_index, c)
-            state = (source, outputs)
+            outputs = self._outputs(owner, rho, alpha, y_index, c)
+            state = (owner, outputs)
         if not self._largest_violation:  # ISVM's Algorithms 1 and 2: their mean KKT distance
             return (
                 state,

@@ -16,6 +16,7 @@ from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
+from msvm.core import datasets
 from msvm.fast import (
     CrammerSingerSVC,
     InhibitorySVC,
@@ -137,8 +138,6 @@ def test_compact_phases_recompute_nothing_and_reach_the_whole_gram_optimum(monke
     recomputation due at every check: a compact phase's outputs U[A] also hold the held
     patterns' outputs, which its dual variables alpha[A] alone do not give, so only the whole
     run recomputes (a first version recomputed U[A] from alpha[A] too: the review's find)."""
-    from msvm.core import datasets
-
     monkeypatch.setattr(engine, "COMPACT_FRACTION", 0.75)
     monkeypatch.setattr(engine, "COMPACT_FRACTION_INHIBITORY", 0.75)
     X, y = datasets.load("digits", n_samples=400)
