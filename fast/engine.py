@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
+from functools import partial
 
 import numba as nb
 import numpy as np
@@ -1301,7 +1302,7 @@ class DecompositionSolver:
         self.earlier_steps = 0  # the fit's earlier runs' steps (continue_fit: MAX_BUDGETS)
         self.more_budgets = max_iter == -1  # whether a run may go on after a budget (PROGRESS)
         self.budget_end = None  # why a run that spent budgets ended (the warning's text)
-        self.held_outputs = False  # U holds outputs of patterns outside the run (no exact())
+        self.held_outputs = False  # U also holds outputs of patterns outside the run (_compact)
         self.shrinking, self.offset, self.verbose = shrinking, float(offset), verbose
         self.selection = selection
         self.n_steps = 0  # pattern updates taken (each an O(N L) or O(d L) step)
@@ -1589,18 +1590,48 @@ class DecompositionSolver:
         step_ns = SEPARABLE_STEP_NS[0] + SEPARABLE_STEP_NS[1] * N
         first = min(limit, int(modelled_cost(N, 1) / step_ns)) if exact else limit
 
+        k_max, check_every = float(kdiag.max(initial=0.0)), max(CHECK_STEPS, CHECK_EPOCHS * N)
+
         def solve(l, class_source):
+            """The class's run, by chunks of check_every steps where rounding could move its
+            outputs by DRIFT_SHARE tol within the run (as _run's checks; else in one chunk)."""
             sign = np.empty(N)
             class_signs(self.y_index, l, sign)
-            a = np.ascontiguousarray(alpha[:, l])
+            a, u = np.ascontiguousarray(alpha[:, l]), U[:, l]
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
-            args = (hi, lin, sign, kdiag, self.tol, first, self.shrinking, cache_bytes)
-            steps, violation = solve_separable(class_source, self.offset, U[:, l], a, *args)
-            if violation > self.tol and steps < limit and exact:
-                self._exact_class(class_source, U[:, l], a, hi, lin, sign)
-                args = (hi, lin, sign, kdiag, self.tol, limit - steps, self.shrinking, cache_bytes)
-                more, violation = solve_separable(class_source, self.offset, U[:, l], a, *args)
-                steps += more
+            # one increment's rounding at the largest outputs the box allows, (K + offset) |hi|
+            largest = (k_max + self.offset) * float(hi.sum())
+            chunked = EPS * (largest + (k_max + self.offset) * hi.max(initial=0.0)) * limit
+            chunk = check_every if chunked >= DRIFT_SHARE * self.tol else limit
+            steps, modelled, tried = 0, 0.0, not exact
+            while True:
+                end = min(limit, steps + chunk, limit if tried else first)
+                args = (hi, lin, sign, kdiag, self.tol, end - steps, self.shrinking, cache_bytes)
+                taken, violation = solve_separable(class_source, self.offset, u, a, *args)
+                steps += taken
+                if chunk < limit and taken > 0:
+                    each = increment_rounding((class_source, u[:, None]), k_max, self.offset,
+                                              hi[:, None])  # fmt: skip
+                    modelled += each * taken
+                    if DRIFT_SHARE * self.tol <= modelled and each < self.tol:
+                        fresh = np.zeros((N, 1), order="F")
+                        coef = (sign * a)[:, None]
+                        outputs_from_coef(class_source, self.offset, coef, np.flatnonzero(a), fresh)
+                        drift = float(np.abs(u - fresh[:, 0]).max(initial=0.0))
+                        u[:], modelled = fresh[:, 0], 0.0
+                        if self.verbose >= EPOCH_LINES:
+                            print(f"class {l}: outputs recomputed: rounding had moved them by "
+                                  f"{drift:.1e}")  # fmt: skip
+                        if violation <= self.tol and steps < limit:
+                            continue  # (its test again, on the outputs recomputed)
+                if violation <= self.tol or steps >= limit:
+                    break
+                stuck = steps < end  # (no step gains)
+                if not tried and (stuck or steps >= first):
+                    tried = True
+                    self._exact_class(class_source, u, a, hi, lin, sign)
+                elif stuck:
+                    break
             alpha[:, l] = a
             return steps, violation
 
@@ -1685,8 +1716,16 @@ class DecompositionSolver:
         skip, _, pairs = KERNEL_PATH
         path = (skip, relaxation(source, self.offset, kdiag), pairs)
 
-        def exact():  # U recomputed from alpha: how far it had drifted
-            fresh = state_outputs(self.kind, self.c, source, self.offset, alpha, self.y_index)
+        outputs = partial(state_outputs, self.kind, self.c, source, self.offset)
+        start = (alpha.copy(), U.copy()) if self.held_outputs else None
+        held = []  # a compact phase's: the held patterns' outputs, once a recomputation is due
+
+        def exact():  # U recomputed from alpha (and the held outputs): how far it had drifted
+            fresh = outputs(alpha, self.y_index)
+            if start is not None:  # U = held + (K_AA + offset) S(alpha_A), held fixed in the phase
+                if not held:
+                    held.append(start[1] - outputs(start[0], self.y_index))
+                fresh += held[0]
             drift = float(np.abs(U - fresh).max(initial=0.0))
             U[:] = fresh
             return drift
@@ -1694,8 +1733,6 @@ class DecompositionSolver:
         common = dict(compact=compact, value=lambda: self.dual_value(alpha, U), exact=exact,
                       rounding=lambda bar: increment_rounding((source, U), float(kdiag.max()),
                                                               self.offset, self.hi))  # fmt: skip
-        if self.held_outputs:  # a compact phase: U[A] also holds the held patterns' outputs
-            common.update(exact=None, rounding=None)
         dual_terms = (self.kind, self.lin, self.hi, self.y_index)
         if not FACE_NEWTON or self.stop is not None:
             return self._run(epochs, N, path, **common)
@@ -1747,7 +1784,7 @@ class DecompositionSolver:
             cache_size=self.cache_bytes / 2**20,
         )
         sub.warn = False  # the caller checks every variable next, and warns at its own max_iter
-        sub.held_outputs = True  # (U[A] holds the other patterns' outputs: not from alpha[A])
+        sub.held_outputs = True  # (U[A] also holds the other patterns' outputs, fixed here)
         alpha_A, U_A = alpha[A], np.asfortranarray(U[A])
         before = state_coef(self.kind, alpha_A, self.y_index[A], self.c)
         taken, _ = sub.solve_kernel(restricted_source(source, A), alpha_A, U_A)
