@@ -1610,16 +1610,18 @@ class DecompositionSolver:
             a, u = np.ascontiguousarray(alpha[:, l]), U[:, l]
             hi, lin = np.ascontiguousarray(self.hi[:, l]), np.ascontiguousarray(self.lin[:, l])
 
-            def cut():  # the steps to the next cut: where the modelled drift reaches the share
-                each = increment_rounding((class_source, u[:, None]), k_max, self.offset,
+            def rounding():  # one increment's, at the outputs so far
+                return increment_rounding((class_source, u[:, None]), k_max, self.offset,
                                           hi[:, None])  # fmt: skip
+
+            def steps_to_cut(each):  # where the modelled drift would reach the share
                 if not 0.0 < each < self.tol:  # (none can help, or none is needed: one call)
-                    return each, limit
+                    return limit
                 room = (DRIFT_SHARE * self.tol - modelled) / each
-                return each, max(check_every, int(min(room, limit)))
+                return max(check_every, int(min(room, limit)))
 
             steps, modelled, tried, passed = 0, 0.0, not exact, None  # (steps at a first pass)
-            each, chunk = cut()
+            chunk = steps_to_cut(rounding())
             while True:
                 end = min(limit, steps + chunk, limit if tried else first)
                 args = (hi, lin, sign, kdiag, self.tol, end - steps, self.shrinking, cache_bytes)
@@ -1627,7 +1629,7 @@ class DecompositionSolver:
                 steps += taken
                 retest = False  # (its own test passed: again, on the outputs recomputed)
                 if chunk < limit and taken > 0:
-                    each, _ = cut()
+                    each = rounding()
                     modelled += each * taken
                     if DRIFT_SHARE * self.tol <= modelled and each < self.tol:
                         fresh = np.zeros(N)  # (by the columns' batches, as the steps add them)
@@ -1635,13 +1637,14 @@ class DecompositionSolver:
                                      column_batch(class_source))  # fmt: skip
                         drift = float(np.abs(u - fresh).max(initial=0.0))
                         u[:], modelled = fresh, 0.0
+                        each = rounding()
                         if self.verbose >= EPOCH_LINES:
                             print(f"class {l}, {steps} steps: outputs recomputed: rounding "
                                   f"had moved them by {drift:.1e}")  # fmt: skip
                         if violation <= self.tol:
                             passed = steps if passed is None else passed
                             retest = steps - passed <= RETEST_SHARE * passed
-                    each, chunk = cut()
+                    chunk = steps_to_cut(each)
                 if retest:
                     continue
                 if violation <= self.tol or steps >= limit:
