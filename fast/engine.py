@@ -1683,14 +1683,15 @@ class DecompositionSolver:
 
     def _exact_class(self, source, u, a, hi, lin, sign):
         """Move one class of the separable dual to the interior point's optimum of it
-        (``interior_point.snapped_optimum``, M = I), updating its outputs u = (K + offset)(s a);
-        where the method fails, nothing changes."""
+        (``interior_point.snapped_optimum``, M = I) and set its outputs u = (K + offset)(s a)
+        there, exactly (not by an increment that would keep the rounding the steps had left in
+        u); where the method fails, nothing changes."""
         K = offset_block(source, self.offset)
         held = np.zeros((u.size, 1))  # (every pattern in the run)
         x = snapped_optimum(K, held, lin[:, None], hi[:, None], sign[:, None], 0.0, self.tol)
         if x is not None:
-            u += K @ (sign * (x[:, 0] - a))
             a[:] = x[:, 0]
+            u[:] = K @ (sign * a)
 
     def _step_limit(self, N):
         """Steps the greedy solvers may take (each class, for the separable one): max_iter

@@ -179,3 +179,26 @@ def test_compact_phases_recompute_their_outputs_and_reach_the_whole_gram_optimum
     lru = Estimator(cache_size=0.2, **common).fit(X, y)
     assert min(rows) < X.shape[0]  # (a compact phase's recomputation)
     assert lru.dual_objective_ == pytest.approx(whole.dual_objective_, rel=1e-8)
+
+
+def test_a_class_moved_to_its_exact_optimum_gets_its_exact_outputs(huge_dual_iris, monkeypatch):
+    """One-vs-all's exact class step (``DecompositionSolver._exact_class``) comes after the class's
+    first ~3e4 steps, whose increments have rounded its outputs (at C = 1e8, by ~1e-8).  It sets
+    them to (K + offset)(s a) at the new point; before, it added the step's increment, and the
+    rounding the steps had left stayed in them."""
+    X, y, gamma = huge_dual_iris
+    seen = []
+    exact_class = engine.DecompositionSolver._exact_class
+
+    def spy(self, source, u, a, hi, lin, sign):
+        before = a.copy()
+        exact_class(self, source, u, a, hi, lin, sign)
+        if not np.array_equal(before, a):
+            K = engine.offset_block(source, self.offset)
+            seen.append(np.abs(u - K @ (sign * a)).max())
+
+    monkeypatch.setattr(engine.DecompositionSolver, "_exact_class", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        OneVsAllSVC(C=1e8, gamma=gamma, tol=3e-7, random_state=0).fit(X, y)
+    assert seen and max(seen) == 0.0
